@@ -1,0 +1,38 @@
+import { Command } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Either, Layer } from "effect"
+import { migratedDatabaseLayer, serverLayer } from "./app"
+import { InvalidConfig, parseServerConfig } from "./config"
+import { linkcheckCommand } from "./commands/linkcheck"
+import { loggingLayer } from "./logging"
+
+const loadConfig = Effect.suspend(() => parseServerConfig(process.env))
+
+const serve = Command.make("serve", {}, () =>
+  Effect.flatMap(loadConfig, (config) =>
+    Layer.launch(serverLayer(config)).pipe(Effect.provide(loggingLayer(config.logLevel))))
+).pipe(Command.withDescription("Start the reference server: migrations, HTTP host and workers (stop with SIGTERM)"))
+
+const migrate = Command.make("migrate", {}, () =>
+  Effect.flatMap(loadConfig, (config) =>
+    Layer.build(migratedDatabaseLayer(config)).pipe(
+      Effect.scoped,
+      Effect.provide(loggingLayer(config.logLevel))
+    ))
+).pipe(Command.withDescription("Apply the database migrations of every package, then exit"))
+
+const civicstack = Command.make("civicstack").pipe(
+  Command.withDescription("civicstack: single sign-on, email alerts and link checking for a publishing platform"),
+  Command.withSubcommands([serve, migrate, linkcheckCommand])
+)
+
+const run = Command.run(civicstack, { name: "civicstack", version: "0.1.0" })
+
+run(process.argv).pipe(
+  Effect.catchIf(
+    (error): error is InvalidConfig => error instanceof InvalidConfig,
+    (error) => Console.error(error.message).pipe(Effect.zipRight(Effect.sync(() => { process.exitCode = 1 })))
+  ),
+  Effect.provide(NodeContext.layer),
+  NodeRuntime.runMain({ disablePrettyLogger: true })
+)

@@ -1,0 +1,105 @@
+import * as Linkcheck from "@civicstack/core-linkcheck"
+import type { BatchReport, LinkReport } from "@civicstack/core-linkcheck"
+import { layerMemory as jobQueueMemory } from "@civicstack/jobs"
+import { Args, Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import { Console, Effect, Layer, Logger, LogLevel, Schema } from "effect"
+import { parseServerConfig } from "../config"
+import { makeProgressBar } from "./progress"
+
+/** Checks run in this process with memory storage: no server or database needed, nothing is kept. */
+const inProcessLinkcheck = Layer.unwrapEffect(
+  Effect.map(Effect.suspend(() => parseServerConfig(process.env)), (config) => {
+    const foundations = Layer.mergeAll(
+      Linkcheck.Checker.layer({
+        allowPrivateAddresses: config.linkcheck.allowPrivateAddresses,
+        suspiciousDomains: config.linkcheck.suspiciousDomains,
+        internalDomains: config.linkcheck.internalDomains,
+        perHostConnections: config.linkcheck.perHostConcurrency
+      }),
+      Linkcheck.CheckSignal.layer,
+      Linkcheck.storeLayerMemory,
+      jobQueueMemory
+    )
+    const scheduler = Layer.scopedDiscard(
+      Effect.forkScoped(
+        Linkcheck.runScheduler({
+          concurrency: config.linkcheck.concurrency,
+          perHostConcurrency: config.linkcheck.perHostConcurrency,
+          shutdownGracePeriod: "1 second"
+        })
+      )
+    )
+    return Layer.merge(Linkcheck.linkCheckerLayer, scheduler).pipe(Layer.provideMerge(foundations))
+  })
+)
+
+/** Output on stdout stays the report alone (for --json); warnings go to stderr. */
+const quietLogsOnStderr = Layer.merge(
+  Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
+  Logger.minimumLogLevel(LogLevel.Warning)
+)
+
+/** Runs the uris as one batch and reports progress until every link has a result. */
+const checkAll = (uris: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const linkChecker = yield* Linkcheck.LinkChecker
+    const created = yield* linkChecker.createBatch({ uris, checked_within: 0, priority: "high" })
+    const progress = makeProgressBar(created.report.totals.links, "Checking links")
+    const poll = linkChecker.getBatch(created.report.id).pipe(
+      Effect.tap((report) => progress.update(report.totals.links - report.totals.pending))
+    )
+    return yield* Effect.repeat(Effect.delay(poll, "200 millis"), { until: (report) => report.status === "completed" })
+  }).pipe(Effect.provide(Layer.merge(inProcessLinkcheck, quietLogsOnStderr)))
+
+const describeLink = (link: LinkReport) => {
+  const problem = link.problem_summary === null ? "" : `  ${link.problem_summary}`
+  const messages = [...link.danger, ...link.errors, ...link.warnings]
+  return `${link.status.padEnd(7)} ${link.uri}${problem}${messages.length > 0 ? `: ${messages.join(" ")}` : ""}`
+}
+
+const encodeReport = Schema.encodeSync(Linkcheck.BatchReport)
+
+const printReport = (report: BatchReport, json: boolean) =>
+  json
+    ? Console.log(JSON.stringify(encodeReport(report), null, 2))
+    : Effect.forEach(report.links, (link) => Console.log(describeLink(link)), { discard: true }).pipe(
+      Effect.zipRight(Console.log(
+        `${report.totals.links} links: ${report.totals.ok} ok, ${report.totals.caution} caution, ${report.totals.broken} broken`
+      ))
+    )
+
+/** Exit code 1 when any link is broken, so scripts can gate on it. */
+const exitCodeFor = (report: BatchReport) =>
+  Effect.sync(() => {
+    if (report.totals.broken > 0) process.exitCode = 1
+  })
+
+const json = Options.boolean("json").pipe(Options.withDescription("print the batch report as JSON"))
+
+const check = Command.make(
+  "check",
+  { uris: Args.text({ name: "uri" }).pipe(Args.atLeast(1)), json },
+  ({ json, uris }) =>
+    checkAll(uris).pipe(Effect.tap((report) => printReport(report, json)), Effect.flatMap(exitCodeFor))
+).pipe(Command.withDescription("Check links now, in this process: one line per link, a progress bar for many"))
+
+const batch = Command.make(
+  "batch",
+  { file: Args.file({ name: "file", exists: "yes" }), json },
+  ({ file, json }) =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const uris = (yield* fs.readFileString(file)).split(/\r?\n/).map((line) => line.trim())
+        .filter((line) => line !== "" && !line.startsWith("#"))
+      if (uris.length === 0) return yield* Console.error(`${file} has no links (one per line)`)
+      const report = yield* checkAll(uris)
+      yield* printReport(report, json)
+      yield* exitCodeFor(report)
+    })
+).pipe(Command.withDescription("Check every link in a file (one per line) as one batch; --json for scripts"))
+
+export const linkcheckCommand = Command.make("linkcheck").pipe(
+  Command.withDescription("Link checking from the command line"),
+  Command.withSubcommands([check, batch])
+)

@@ -1,0 +1,40 @@
+import { PgliteClient } from "@civicstack/sql-pglite"
+import type { SqlError } from "@effect/sql/SqlError"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Redacted } from "effect"
+import type { Stream } from "effect"
+import * as Path from "node:path"
+import type { ServerConfig } from "./config"
+
+/** LISTEN support of the chosen database, for workers that wake on NOTIFY instead of waiting for their next poll. */
+export class DatabaseNotifications extends Context.Tag("@civicstack/server/DatabaseNotifications")<
+  DatabaseNotifications,
+  { readonly listen: (channel: string) => Stream.Stream<string, SqlError> }
+>() {}
+
+export const pgliteDirectory = (dataDir: string) => Path.resolve(dataDir, "pglite")
+
+/** PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite database in DATA_DIR. */
+export const databaseLayer = (database: ServerConfig["database"]) =>
+  database._tag === "Postgres"
+    ? Layer.effectContext(
+      Effect.map(PgClient.PgClient, (client) => Context.make(DatabaseNotifications, { listen: client.listen }))
+    ).pipe(
+      Layer.provideMerge(PgClient.layer({ url: Redacted.make(database.url), applicationName: "civicstack" }))
+    )
+    : Layer.effectContext(
+      Effect.map(PgliteClient.PgliteClient, (client) => Context.make(DatabaseNotifications, { listen: client.listen }))
+    ).pipe(
+      Layer.provideMerge(PgliteClient.layer({ dataDir: pgliteDirectory(database.dataDir) }))
+    )
+
+export const describeDatabase = (database: ServerConfig["database"]) =>
+  database._tag === "Postgres"
+    ? `PostgreSQL at ${redactUrl(database.url)}`
+    : `embedded PGlite in ${pgliteDirectory(database.dataDir)}`
+
+const redactUrl = (url: string) => {
+  const parsed = new URL(url)
+  if (parsed.password !== "") parsed.password = "***"
+  return parsed.toString()
+}

@@ -1,0 +1,30 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+
+const QueueFigures = Schema.Struct({
+  queue: Schema.String,
+  queued: Schema.Number,
+  scheduled: Schema.Number,
+  running: Schema.Number,
+  dead: Schema.Number,
+  oldest_runnable_age_ms: Schema.NullOr(Schema.Number)
+})
+
+export class Ready extends Schema.Class<Ready>("Ready")({
+  status: Schema.Literal("ok"),
+  database: Schema.String,
+  queues: Schema.Array(QueueFigures)
+}) {}
+
+export class NotReady extends Schema.TaggedError<NotReady>()(
+  "NotReady",
+  { error: Schema.String },
+  HttpApiSchema.annotations({ status: 503 })
+) {}
+
+export class HealthApi extends HttpApiGroup.make("health")
+  .add(
+    HttpApiEndpoint.get("live", "/healthcheck/live").addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
+  )
+  .add(HttpApiEndpoint.get("ready", "/healthcheck/ready").addSuccess(Ready).addError(NotReady))
+{}

@@ -1,0 +1,45 @@
+import { Either } from "effect"
+import { describe, expect, it } from "vitest"
+import { parseServerConfig } from "../src/config"
+
+describe("server configuration", () => {
+  it("uses the documented defaults: embedded database in ./data on port 3000", () => {
+    const config = Either.getOrThrow(parseServerConfig({}))
+    expect(config.port).toBe(3000)
+    expect(config.host).toBe("0.0.0.0")
+    expect(config.database).toEqual({ _tag: "Pglite", dataDir: "./data" })
+    expect(config.services).toEqual(["sso", "alerts", "linkcheck"])
+    expect(config.logLevel).toBe("info")
+    expect(config.tls).toBeUndefined()
+  })
+
+  it("selects PostgreSQL when DATABASE_URL is set and treats blank variables as unset", () => {
+    const config = Either.getOrThrow(
+      parseServerConfig({ DATABASE_URL: "postgres://app@db:5432/civicstack", PORT: " ", SERVICES: "linkcheck, sso" })
+    )
+    expect(config.database).toEqual({ _tag: "Postgres", url: "postgres://app@db:5432/civicstack" })
+    expect(config.port).toBe(3000)
+    expect(config.services).toEqual(["linkcheck", "sso"])
+  })
+
+  it("reports every bad value at once, one line each, naming the variable and the value", () => {
+    const result = parseServerConfig({
+      PORT: "70000",
+      DATABASE_URL: "mysql://db/civicstack",
+      SERVICES: "sso,billing",
+      LOG_LEVEL: "loud",
+      TRUST_PROXY: "yes",
+      TLS_CERT_FILE: "/etc/cert.pem"
+    })
+    expect(Either.isLeft(result)).toBe(true)
+    const problems = Either.isLeft(result) ? result.left.problems : []
+    expect(problems).toEqual([
+      "PORT must be a whole number from 0 to 65535 (got \"70000\")",
+      "DATABASE_URL must be a postgres:// or postgresql:// URL (got \"mysql://db/civicstack\")",
+      "SERVICES must be a comma-separated list of sso, alerts, linkcheck (got \"sso,billing\")",
+      "TRUST_PROXY must be true or false (got \"yes\")",
+      "LOG_LEVEL must be one of trace, debug, info, warning, error, fatal, none (got \"loud\")",
+      "TLS_CERT_FILE and TLS_KEY_FILE must be set together"
+    ])
+  })
+})

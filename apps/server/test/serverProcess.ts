@@ -1,0 +1,55 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import * as Net from "node:net"
+import { fileURLToPath } from "node:url"
+
+const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url))
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = Net.createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as Net.AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+
+export interface ServerProcess {
+  readonly url: string
+  readonly child: ChildProcess
+  readonly output: () => string
+  readonly exited: Promise<number | null>
+}
+
+/** Starts `civicstack <args>` from the sources, as `npm start` does, with only the given environment on top of PATH. */
+export const startCli = async (args: ReadonlyArray<string>, env: Record<string, string>): Promise<ServerProcess> => {
+  const port = env.PORT ?? String(await freePort())
+  const child = spawn(process.execPath, ["--conditions=@civicstack/source", "--import", "tsx", cli, ...args], {
+    env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: port, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout?.on("data", (chunk: Buffer) => { output += chunk.toString() })
+  child.stderr?.on("data", (chunk: Buffer) => { output += chunk.toString() })
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  return { url: `http://127.0.0.1:${port}`, child, output: () => output, exited }
+}
+
+/** Polls until the server answers 200 on /healthcheck/ready, or fails with its output. */
+export const waitUntilReady = async (server: ServerProcess, timeoutMs = 30_000) => {
+  const deadline = Date.now() + timeoutMs
+  let exitCode: number | null | undefined
+  void server.exited.then((code) => { exitCode = code })
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) throw new Error(`server exited with ${exitCode}:\n${server.output()}`)
+    const ready = await fetch(`${server.url}/healthcheck/ready`).then((response) => response.status === 200, () => false)
+    if (ready) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`server not ready within ${timeoutMs} ms:\n${server.output()}`)
+}
+
+export const stop = async (server: ServerProcess) => {
+  server.child.kill("SIGTERM")
+  return server.exited
+}
