@@ -1,0 +1,45 @@
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+import { BatchNotFoundResponse, InvalidRequestResponse } from "./errors"
+import { BatchReport, LinkReport } from "./reports"
+import { CheckParams, CreateBatchBody } from "./requests"
+
+const JsonUtf8 = { kind: "Json", contentType: "application/json; charset=utf-8" } as const
+
+/**
+ * `POST /batch` answers 201 when every link already had a result and 202 otherwise, with the same body. The
+ * `outcome` marker tells the two apart on the TypeScript side; it never reaches the wire.
+ */
+export const CompletedBatch = BatchReport.pipe(
+  Schema.attachPropertySignature("outcome", "completed"),
+  HttpApiSchema.withEncoding(JsonUtf8)
+)
+export const AcceptedBatch = BatchReport.pipe(
+  Schema.attachPropertySignature("outcome", "accepted"),
+  HttpApiSchema.withEncoding(JsonUtf8)
+)
+
+export class LinkcheckGroup extends HttpApiGroup.make("linkcheck")
+  .add(
+    HttpApiEndpoint.get("check", "/check")
+      .setUrlParams(CheckParams)
+      .addSuccess(LinkReport.pipe(HttpApiSchema.withEncoding(JsonUtf8)))
+      .addError(InvalidRequestResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("createBatch", "/batch")
+      .setPayload(CreateBatchBody)
+      .addSuccess(CompletedBatch, { status: 201 })
+      .addSuccess(AcceptedBatch, { status: 202 })
+      .addError(InvalidRequestResponse)
+  )
+  .add(
+    HttpApiEndpoint.get("getBatch", "/batch/:id")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .addSuccess(BatchReport.pipe(HttpApiSchema.withEncoding(JsonUtf8)))
+      .addError(BatchNotFoundResponse)
+  )
+{}
+
+/** The link checking API on its own, as client apps and the SDK see it. */
+export class LinkcheckApi extends HttpApi.make("linkcheck").add(LinkcheckGroup) {}

@@ -1,0 +1,4 @@
+export * from "./errors"
+export * from "./LinkcheckApi"
+export * from "./reports"
+export * from "./requests"

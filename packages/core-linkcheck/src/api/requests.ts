@@ -1,0 +1,60 @@
+import { Schema } from "effect"
+
+export const MAX_BATCH_SIZE = 5000
+export const DEFAULT_CHECKED_WITHIN_SECONDS = 14_400
+
+const SecondsFromString = Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()).annotations({
+  message: () => "must be a whole number of seconds, 0 or more"
+})
+
+const Seconds = Schema.Number.pipe(Schema.int(), Schema.nonNegative()).annotations({
+  message: () => "must be a whole number of seconds, 0 or more"
+})
+
+const BooleanFromString = Schema.transform(
+  Schema.Literal("true", "false").annotations({ message: () => "must be true or false" }),
+  Schema.Boolean,
+  { strict: true, decode: (text) => text === "true", encode: (flag) => (flag ? "true" : "false") }
+)
+
+const NonBlank = Schema.String.pipe(
+  Schema.filter((text) => text.trim() !== "", { message: () => "must not be blank" })
+)
+
+/** `GET /check` query. A uri that is not a valid URL is not a request error: it is checked and reported broken. */
+export const CheckParams = Schema.Struct({
+  uri: NonBlank,
+  checked_within: Schema.optionalWith(SecondsFromString, { default: () => DEFAULT_CHECKED_WITHIN_SECONDS }),
+  synchronous: Schema.optionalWith(BooleanFromString, { default: () => false })
+})
+export type CheckParams = typeof CheckParams.Type
+
+export const Priority = Schema.Literal("high", "low").annotations({ message: () => "must be high or low" })
+export type Priority = typeof Priority.Type
+
+const WebhookUri = Schema.String.pipe(
+  Schema.filter((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), {
+    message: () => "must be an absolute http or https URL"
+  })
+)
+
+/** Empty strings in `uris` are dropped before the size rules apply. */
+const Uris = Schema.transform(
+  Schema.Array(Schema.String.annotations({ message: () => "must be an array of strings" })),
+  Schema.Array(Schema.String),
+  { strict: true, decode: (uris) => uris.filter((uri) => uri.trim() !== ""), encode: (uris) => uris }
+).pipe(
+  Schema.filter((uris) => uris.length > 0 || "must contain at least one uri"),
+  Schema.filter((uris) => uris.length <= MAX_BATCH_SIZE || `must contain at most ${MAX_BATCH_SIZE} uris`)
+)
+
+/** `POST /batch` body. */
+export const CreateBatchBody = Schema.Struct({
+  uris: Uris,
+  checked_within: Schema.optionalWith(Seconds, { default: () => DEFAULT_CHECKED_WITHIN_SECONDS }),
+  priority: Schema.optionalWith(Priority, { default: () => "high" as const }),
+  webhook_uri: Schema.optional(WebhookUri),
+  webhook_secret_token: Schema.optional(Schema.String)
+})
+export type CreateBatchBody = typeof CreateBatchBody.Type
+

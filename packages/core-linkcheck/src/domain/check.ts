@@ -1,0 +1,57 @@
+import type { LinkStatus } from "../api/reports"
+
+export type CheckPriority = "high" | "low"
+
+/** What a completed check found, as stored and reported. */
+export interface CheckResult {
+  readonly status: Exclude<LinkStatus, "pending">
+  readonly errors: ReadonlyArray<string>
+  readonly warnings: ReadonlyArray<string>
+  readonly danger: ReadonlyArray<string>
+  readonly problemSummary: string | null
+  readonly suggestedFix: string | null
+}
+
+/** One check of one uri. A check is shared by every request and batch that asks for that uri within their window. */
+export interface CheckRecord {
+  readonly id: string
+  readonly uri: string
+  readonly priority: CheckPriority
+  readonly createdAt: Date
+  readonly completedAt: Date | null
+  readonly result: CheckResult | null
+}
+
+/** A check handed to a worker: it owns it until `claimedUntil` unless it extends or completes it first. */
+export interface ClaimedCheck {
+  readonly id: string
+  readonly uri: string
+  readonly host: string
+  readonly priority: CheckPriority
+  /** How many times a worker has started this check, this claim included. */
+  readonly attempts: number
+}
+
+export interface Webhook {
+  readonly uri: string
+  readonly secretToken: string | null
+}
+
+export interface BatchRecord {
+  readonly id: number
+  readonly createdAt: Date
+  readonly completedAt: Date | null
+  readonly webhook: Webhook | null
+  /** The batch's checks in the order its uris were given (a uri given twice appears twice). */
+  readonly checks: ReadonlyArray<CheckRecord>
+}
+
+/** The key for per-host concurrency: the URL's host, or "" for links that make no request. */
+export const hostOf = (uri: string): string => {
+  try {
+    const url = new URL(uri)
+    return url.protocol === "http:" || url.protocol === "https:" ? url.host.toLowerCase() : ""
+  } catch {
+    return ""
+  }
+}

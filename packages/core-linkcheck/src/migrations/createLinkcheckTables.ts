@@ -1,0 +1,52 @@
+import { SqlClient } from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+
+const statements = (...texts: ReadonlyArray<string>) =>
+  Effect.flatMap(SqlClient, (sql) => Effect.forEach(texts, (text) => sql.unsafe(text), { discard: true }))
+
+/** Checks, the batches that share them, and the webhook attempts of each batch. Priority: 1 high, 0 low. */
+export const createLinkcheckTables = statements(
+  `CREATE TABLE linkcheck.checks (
+    id bigserial PRIMARY KEY,
+    uri text NOT NULL,
+    host text NOT NULL,
+    priority smallint NOT NULL CHECK (priority IN (0, 1)),
+    created_at timestamptz NOT NULL,
+    completed_at timestamptz,
+    status text CHECK (status IN ('ok', 'caution', 'broken')),
+    errors jsonb,
+    warnings jsonb,
+    danger jsonb,
+    problem_summary text,
+    suggested_fix text,
+    claimed_by text,
+    claimed_until timestamptz,
+    attempts integer NOT NULL DEFAULT 0,
+    CHECK ((completed_at IS NULL) = (status IS NULL))
+  )`,
+  `CREATE INDEX checks_by_uri ON linkcheck.checks (uri, created_at DESC, id DESC)`,
+  `CREATE INDEX checks_claimable ON linkcheck.checks (priority DESC, id) WHERE completed_at IS NULL`,
+  `CREATE TABLE linkcheck.batches (
+    id bigserial PRIMARY KEY,
+    created_at timestamptz NOT NULL,
+    completed_at timestamptz,
+    webhook_uri text,
+    webhook_secret_token text,
+    pending_links integer NOT NULL CHECK (pending_links >= 0)
+  )`,
+  `CREATE TABLE linkcheck.batch_links (
+    batch_id bigint NOT NULL REFERENCES linkcheck.batches (id) ON DELETE CASCADE,
+    position integer NOT NULL,
+    check_id bigint NOT NULL REFERENCES linkcheck.checks (id) ON DELETE CASCADE,
+    PRIMARY KEY (batch_id, position)
+  )`,
+  `CREATE INDEX batch_links_by_check ON linkcheck.batch_links (check_id)`,
+  `CREATE TABLE linkcheck.webhook_attempts (
+    id bigserial PRIMARY KEY,
+    batch_id bigint NOT NULL REFERENCES linkcheck.batches (id) ON DELETE CASCADE,
+    attempted_at timestamptz NOT NULL,
+    status_code integer,
+    error text
+  )`,
+  `CREATE INDEX webhook_attempts_by_batch ON linkcheck.webhook_attempts (batch_id, attempted_at, id)`
+)

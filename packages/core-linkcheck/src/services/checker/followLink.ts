@@ -1,0 +1,178 @@
+import { Clock, Duration, Effect } from "effect"
+import { finding } from "../../domain/outcome"
+import type { Finding } from "../../domain/outcome"
+import { isNonPublicAddress } from "../../domain/privateAddress"
+import { Problem, severityOf } from "../../domain/problems"
+import {
+  hasMatureRating,
+  isFollowableRedirect,
+  isHtml,
+  isRetryableStatus,
+  problemForStatus
+} from "../../domain/responseRules"
+import { assessUrl, displayUrl } from "../../domain/urlRules"
+import type { CheckerConfig } from "./config"
+import { cookieHeaderFor, emptyCookieJar, storeCookies } from "./cookieJar"
+import { retryDelay } from "./retryDelay"
+import type { Transport, TransportFailure, TransportFailureReason } from "./transport"
+
+/** The rating check reads no more of an HTML page than this. */
+const ratingWindowBytes = 64 * 1024
+
+/** The same URL this many times in one chain is a redirect loop. */
+const loopVisits = 5
+
+/** What the check needs from one response, read while its body was still open. */
+interface Exchange {
+  readonly status: number
+  readonly location: string | undefined
+  readonly setCookies: ReadonlyArray<string>
+  readonly cfMitigated: string | undefined
+  readonly retryAfter: string | undefined
+  readonly matureRating: boolean
+  readonly elapsed: Duration.Duration
+}
+
+/** A link or redirect target to visit; `shownAs` is how a redirect target appears in messages, null for the link. */
+interface Stop {
+  readonly input: string
+  readonly shownAs: string | null
+}
+
+const problemForFailure = (reason: TransportFailureReason): Problem => {
+  switch (reason) {
+    case "privateAddress":
+      return Problem.PrivateAddress()
+    case "certificate":
+      return Problem.SecurityProblem()
+    case "dnsFailure":
+      return Problem.WebsiteUnavailable({ reason: "notFound" })
+    case "refused":
+    case "reset":
+    case "unreachable":
+    case "connectTimeout":
+    case "responseTimeout":
+      return Problem.WebsiteUnavailable({ reason })
+    case "other":
+      return Problem.ConnectionFailure()
+  }
+}
+
+const resolveLocation = (location: string, base: URL): URL | null => {
+  try {
+    return new URL(location.trim(), base)
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Follows a link through its redirects by hand and returns every problem met on the way.
+ * Expected failures all become findings; only defects escape.
+ */
+export const followLink = (
+  config: CheckerConfig,
+  transport: Transport,
+  uri: string,
+  background: boolean
+): Effect.Effect<ReadonlyArray<Finding>> =>
+  Effect.gen(function*() {
+    const findings: Array<Finding> = []
+    const visits = new Map<string, number>()
+    // Origins whose certificate already failed in this chain: reported once, then fetched without verification.
+    const originsWithBadCertificates = new Set<string>()
+    let cookies = emptyCookieJar
+
+    const exchange = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, TransportFailure> =>
+      Effect.scoped(Effect.gen(function*() {
+        const response = yield* transport.get(url, { cookie: cookieHeaderFor(cookies, url), verifyCertificate })
+        const readsRating = response.status === 200 && isHtml(response.header("content-type"))
+        return {
+          status: response.status,
+          location: response.header("location"),
+          setCookies: response.setCookies,
+          cfMitigated: response.header("cf-mitigated"),
+          retryAfter: response.header("retry-after"),
+          matureRating: readsRating && hasMatureRating(yield* response.readHead(ratingWindowBytes))
+        }
+      })).pipe(Effect.timed, Effect.map(([elapsed, result]) => ({ ...result, elapsed })))
+
+    const exchangePatiently = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, TransportFailure> => {
+      const attempt = (retry: number): Effect.Effect<Exchange, TransportFailure> =>
+        Effect.flatMap(exchange(url, verifyCertificate), (result) =>
+          background && isRetryableStatus(result.status) && retry <= config.retries.attempts
+            ? Clock.currentTimeMillis.pipe(
+              Effect.flatMap((now) => Effect.sleep(retryDelay(config.retries, retry, result.retryAfter, now))),
+              Effect.zipRight(attempt(retry + 1))
+            )
+            : Effect.succeed(result))
+      return attempt(1)
+    }
+
+    const fetch = (url: URL, shownAs: string | null): Effect.Effect<Exchange, TransportFailure> =>
+      originsWithBadCertificates.has(url.origin)
+        ? exchangePatiently(url, false)
+        : exchangePatiently(url, true).pipe(
+          Effect.catchIf((failure) => failure.reason === "certificate", () => {
+            originsWithBadCertificates.add(url.origin)
+            findings.push(finding(Problem.SecurityProblem(), shownAs))
+            return exchangePatiently(url, false)
+          })
+        )
+
+    let stop: Stop = { input: uri, shownAs: null }
+    let hops = 0
+    while (true) {
+      const assessment = assessUrl(stop.input, config)
+      findings.push(...assessment.problems.map((problem) => finding(problem, stop.shownAs)))
+      if (assessment._tag === "DoNotRequest") break
+      const url = assessment.url
+
+      if (!config.allowPrivateAddresses && isNonPublicAddress(url.hostname)) {
+        findings.push(finding(Problem.PrivateAddress(), stop.shownAs))
+        break
+      }
+      const visitsOfUrl = (visits.get(url.href) ?? 0) + 1
+      visits.set(url.href, visitsOfUrl)
+      if (visitsOfUrl >= loopVisits) {
+        findings.push(finding(Problem.BrokenRedirect({ reason: "loop" })))
+        break
+      }
+
+      const fetched = yield* Effect.either(fetch(url, stop.shownAs))
+      if (fetched._tag === "Left") {
+        yield* Effect.logDebug("Link check request failed", fetched.left.detail)
+        findings.push(finding(problemForFailure(fetched.left.reason), stop.shownAs))
+        break
+      }
+      const response = fetched.right
+      cookies = storeCookies(cookies, response.setCookies, url)
+
+      if (response.location !== undefined && isFollowableRedirect(response.status, response.location)) {
+        hops += 1
+        if (hops >= config.maxRedirects) {
+          findings.push(finding(Problem.BrokenRedirect({ reason: "tooManyHops" })))
+          break
+        }
+        const next = resolveLocation(response.location, url)
+        if (next === null) {
+          findings.push(finding(Problem.InvalidUrl({ reason: "unparseable" }), response.location))
+          break
+        }
+        stop = { input: next.href, shownAs: displayUrl(next) }
+        continue
+      }
+
+      const statusProblem = problemForStatus(response.status, response.cfMitigated)
+      if (statusProblem !== null) findings.push(finding(statusProblem, stop.shownAs))
+      if (response.matureRating) findings.push(finding(Problem.SuspiciousContent(), stop.shownAs))
+      if (hops >= 2) findings.push(finding(Problem.BadRedirect({ hops, finalUrl: displayUrl(url) })))
+      const hasErrors = findings.some(({ problem }) => severityOf(problem) === "error")
+      if (!hasErrors && Duration.greaterThan(response.elapsed, config.slowThreshold)) {
+        const thresholdMillis = Duration.toMillis(config.slowThreshold)
+        findings.push(finding(Problem.SlowPage({ thresholdMillis }), stop.shownAs))
+      }
+      break
+    }
+    return findings
+  })

@@ -1,0 +1,34 @@
+import { JobDefinition, runWorker } from "@civicstack/jobs"
+import type { RecurringSchedule } from "@civicstack/jobs"
+import { Clock, Duration, Effect, Schema } from "effect"
+import { LinkcheckStore } from "../storage/LinkcheckStore"
+
+export const DEFAULT_RETENTION = Duration.weeks(4)
+
+/** Deletes checks completed longer ago than the retention, with the batches that contain them. */
+export const CleanupOldChecks = JobDefinition.make({
+  queue: "linkcheck.cleanup",
+  payload: Schema.Struct({ retentionSeconds: Schema.Int.pipe(Schema.positive()) }),
+  maxAttempts: 3
+})
+
+export const cleanupSchedule = (retention: Duration.DurationInput = DEFAULT_RETENTION): RecurringSchedule<
+  typeof CleanupOldChecks.payload.Type,
+  typeof CleanupOldChecks.payload.Encoded
+> => ({
+  name: "linkcheck.cleanup",
+  cron: "17 3 * * *",
+  timeZone: "UTC",
+  definition: CleanupOldChecks,
+  payload: { retentionSeconds: Math.round(Duration.toSeconds(retention)) }
+})
+
+export const deleteOldChecks = (retentionSeconds: number) =>
+  Effect.gen(function*() {
+    const store = yield* LinkcheckStore
+    const before = new Date((yield* Clock.currentTimeMillis) - retentionSeconds * 1000)
+    const deleted = yield* store.deleteCompletedBefore(before)
+    yield* Effect.logInfo("Deleted old link checks").pipe(Effect.annotateLogs({ ...deleted, before: before.toISOString() }))
+  })
+
+export const runCleanupWorker = runWorker(CleanupOldChecks, ({ retentionSeconds }) => deleteOldChecks(retentionSeconds))

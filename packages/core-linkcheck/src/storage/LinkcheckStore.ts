@@ -1,0 +1,94 @@
+import { Context, Schema } from "effect"
+import type { Effect, Option } from "effect"
+import type { BatchRecord, CheckPriority, CheckRecord, CheckResult, ClaimedCheck, Webhook } from "../domain/check"
+
+export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {}
+
+export interface NewBatch {
+  /** In the caller's order; duplicates allowed (they share one check). */
+  readonly uris: ReadonlyArray<string>
+  readonly priority: CheckPriority
+  /** A check of a uri created at or after this instant is reused, pending or not; `null` reuses none. */
+  readonly reuseSince: Date | null
+  readonly webhook: Webhook | null
+  readonly now: Date
+}
+
+export interface ClaimRequest {
+  readonly workerId: string
+  readonly now: Date
+  readonly claimUntil: Date
+  /** How many checks to claim at most. */
+  readonly limit: number
+  /** How many more checks this worker may start per host: hosts absent from the map may start `perHost`. */
+  readonly perHost: number
+  readonly inFlightByHost: ReadonlyMap<string, number>
+  /** Of `limit`, how many to take from low priority first when both priorities wait (so low is never starved). */
+  readonly lowPriorityQuota: number
+}
+
+export interface CompletedCheck {
+  /** Batches whose last pending link this check was; they are now completed at `completedAt`. */
+  readonly completedBatches: ReadonlyArray<{ readonly id: number; readonly webhook: Webhook | null }>
+}
+
+export interface WebhookAttempt {
+  readonly batchId: number
+  readonly attemptedAt: Date
+  readonly statusCode: number | null
+  readonly error: string | null
+}
+
+/**
+ * Storage of checks, batches and webhook attempts. Memory and SQL adapters pass one shared suite.
+ * Every operation is atomic on its own; `transaction` groups several (and, on SQL, jobs enqueued inside it).
+ */
+export class LinkcheckStore extends Context.Tag("@civicstack/core-linkcheck/LinkcheckStore")<LinkcheckStore, {
+  readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
+  /** The newest check of `uri` created at or after `since`; with `completedOnly`, the newest completed one. */
+  readonly findCheck: (
+    uri: string,
+    options: { readonly since: Date; readonly completedOnly: boolean }
+  ) => Effect.Effect<Option.Option<CheckRecord>, StoreError>
+  /** A new pending check; with `claim`, already claimed by that worker (a check run inside a request). */
+  readonly createCheck: (input: {
+    readonly uri: string
+    readonly priority: CheckPriority
+    readonly now: Date
+    readonly claim?: { readonly workerId: string; readonly until: Date }
+  }) => Effect.Effect<CheckRecord, StoreError>
+  /** Creates the batch, reusing checks within the window and creating the others; completed at once if none is pending. */
+  readonly createBatch: (batch: NewBatch) => Effect.Effect<BatchRecord, StoreError>
+  readonly findBatch: (id: number) => Effect.Effect<Option.Option<BatchRecord>, StoreError>
+  /**
+   * Claims pending checks that nobody holds (or whose holder's claim expired): high priority first, except that
+   * `lowPriorityQuota` slots go to low priority first; never more per host than the request allows.
+   */
+  readonly claimChecks: (request: ClaimRequest) => Effect.Effect<ReadonlyArray<ClaimedCheck>, StoreError>
+  readonly extendClaims: (
+    workerId: string,
+    ids: ReadonlyArray<string>,
+    until: Date
+  ) => Effect.Effect<void, StoreError>
+  /** Hands claimed checks back unstarted (shutdown): they are claimable again at once and the attempt is not counted. */
+  readonly releaseClaims: (workerId: string, ids: ReadonlyArray<string>) => Effect.Effect<void, StoreError>
+  /**
+   * Records the result of a check. With `workerId`, only if that worker still holds the claim (else `None`).
+   * Completes the batches for which this was the last pending link.
+   */
+  readonly completeCheck: (input: {
+    readonly id: string
+    readonly workerId: string
+    readonly result: CheckResult
+    readonly now: Date
+  }) => Effect.Effect<Option.Option<CompletedCheck>, StoreError>
+  readonly recordWebhookAttempt: (attempt: WebhookAttempt) => Effect.Effect<void, StoreError>
+  readonly webhookAttempts: (batchId: number) => Effect.Effect<ReadonlyArray<WebhookAttempt>, StoreError>
+  /** Deletes checks completed before `before`, and every batch that contains one of them. */
+  readonly deleteCompletedBefore: (
+    before: Date
+  ) => Effect.Effect<{ readonly checks: number; readonly batches: number }, StoreError>
+}>() {}

@@ -1,0 +1,433 @@
+import { SqlClient } from "@effect/sql/SqlClient"
+import type { Context } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
+import type { BatchRecord, CheckPriority, CheckRecord, CheckResult, ClaimedCheck, Webhook } from "../domain/check"
+import { hostOf } from "../domain/check"
+import type { ClaimRequest, NewBatch, WebhookAttempt } from "./LinkcheckStore"
+import { LinkcheckStore, StoreError } from "./LinkcheckStore"
+
+type Store = Context.Tag.Service<LinkcheckStore>
+
+const Priority = Schema.transform(Schema.Literal(0, 1), Schema.Literal("low", "high"), {
+  strict: true,
+  decode: (stored) => (stored === 1 ? "high" as const : "low" as const),
+  encode: (priority) => (priority === "high" ? 1 as const : 0 as const)
+})
+const storedPriority = Schema.encodeSync(Priority)
+
+const Messages = Schema.NullOr(Schema.Array(Schema.String))
+
+const CheckRow = Schema.Struct({
+  id: Schema.String,
+  uri: Schema.String,
+  priority: Priority,
+  created_at: Schema.DateFromSelf,
+  completed_at: Schema.NullOr(Schema.DateFromSelf),
+  status: Schema.NullOr(Schema.Literal("ok", "caution", "broken")),
+  errors: Messages,
+  warnings: Messages,
+  danger: Messages,
+  problem_summary: Schema.NullOr(Schema.String),
+  suggested_fix: Schema.NullOr(Schema.String)
+})
+type CheckRow = typeof CheckRow.Type
+
+const BatchRow = Schema.Struct({
+  id: Schema.NumberFromString,
+  created_at: Schema.DateFromSelf,
+  completed_at: Schema.NullOr(Schema.DateFromSelf),
+  webhook_uri: Schema.NullOr(Schema.String),
+  webhook_secret_token: Schema.NullOr(Schema.String)
+})
+
+const ClaimedRow = Schema.Struct({
+  id: Schema.String,
+  uri: Schema.String,
+  host: Schema.String,
+  priority: Priority,
+  attempts: Schema.Number
+})
+
+const WebhookAttemptRow = Schema.Struct({
+  batch_id: Schema.NumberFromString,
+  attempted_at: Schema.DateFromSelf,
+  status_code: Schema.NullOr(Schema.Number),
+  error: Schema.NullOr(Schema.String)
+})
+
+const IdRow = Schema.Struct({ id: Schema.String })
+const CountRow = Schema.Struct({ count: Schema.Number })
+
+const CHECK_COLUMNS = `c.id::text AS id, c.uri, c.priority, c.created_at, c.completed_at, c.status, c.errors,
+  c.warnings, c.danger, c.problem_summary, c.suggested_fix`
+
+const BATCH_COLUMNS = `b.id::text AS id, b.created_at, b.completed_at, b.webhook_uri, b.webhook_secret_token`
+
+/** A check id that the database can compare with a bigint; any other string names no check. */
+const isCheckId = (id: string) => /^[1-9]\d{0,17}$/.test(id)
+
+const isBatchId = (id: number) => Number.isSafeInteger(id) && id > 0
+
+const timestamp = (date: Date) => date.toISOString()
+
+const checkRecordOf = (row: CheckRow): CheckRecord => ({
+  id: row.id,
+  uri: row.uri,
+  priority: row.priority,
+  createdAt: row.created_at,
+  completedAt: row.completed_at,
+  result: row.status === null ? null : {
+    status: row.status,
+    errors: row.errors ?? [],
+    warnings: row.warnings ?? [],
+    danger: row.danger ?? [],
+    problemSummary: row.problem_summary,
+    suggestedFix: row.suggested_fix
+  }
+})
+
+const webhookOf = (uri: string | null, secretToken: string | null): Webhook | null =>
+  uri === null ? null : { uri, secretToken }
+
+const latestCompletion = (checks: ReadonlyArray<CheckRecord>): Date | null =>
+  checks.reduce<Date | null>(
+    (latest, check) =>
+      check.completedAt !== null && (latest === null || check.completedAt > latest) ? check.completedAt : latest,
+    null
+  )
+
+/** Keeps the failures of the caller's own effect apart from those of BEGIN, COMMIT and ROLLBACK. */
+class CallerFailure<E> {
+  constructor(readonly error: E) {}
+}
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  const checkColumns = sql.literal(CHECK_COLUMNS)
+  const batchColumns = sql.literal(BATCH_COLUMNS)
+
+  const storeFailure = (operation: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.mapError(effect, (cause) => new StoreError({ message: `linkcheck store: ${operation} failed`, cause }))
+
+  const decodeRows = <A, I>(schema: Schema.Schema<A, I>) => Schema.decodeUnknown(Schema.Array(schema))
+
+  const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
+    sql.withTransaction(Effect.mapError(effect, (error) => new CallerFailure(error))).pipe(
+      Effect.mapError((failure): E | StoreError =>
+        failure instanceof CallerFailure
+          ? failure.error
+          : new StoreError({ message: "linkcheck store: transaction failed", cause: failure })
+      )
+    )
+
+  const findCheck = (uri: string, options: { readonly since: Date; readonly completedOnly: boolean }) =>
+    sql`
+      SELECT ${checkColumns} FROM linkcheck.checks c
+      WHERE c.uri = ${uri} AND c.created_at >= ${timestamp(options.since)}::timestamptz
+      ${sql.literal(options.completedOnly ? "AND c.completed_at IS NOT NULL" : "")}
+      ORDER BY c.created_at DESC, c.id DESC
+      LIMIT 1
+    `.pipe(
+      Effect.flatMap(decodeRows(CheckRow)),
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), checkRecordOf)),
+      storeFailure("findCheck")
+    )
+
+  const createCheck = (input: Parameters<Store["createCheck"]>[0]) =>
+    sql`
+      INSERT INTO linkcheck.checks AS c (uri, host, priority, created_at, claimed_by, claimed_until, attempts)
+      VALUES (
+        ${input.uri}, ${hostOf(input.uri)}, ${storedPriority(input.priority)}::smallint,
+        ${timestamp(input.now)}::timestamptz, ${input.claim?.workerId ?? null}::text,
+        ${input.claim ? timestamp(input.claim.until) : null}::timestamptz, ${input.claim ? 1 : 0}::integer
+      )
+      RETURNING ${checkColumns}
+    `.pipe(
+      Effect.flatMap(decodeRows(CheckRow)),
+      Effect.map((rows) => checkRecordOf(rows[0]!)),
+      storeFailure("createCheck")
+    )
+
+  /** Locks the checks it returns, so that none completes or disappears before the batch is written. */
+  const lockReusableChecks = (uris: ReadonlyArray<string>, since: Date) =>
+    sql`
+      SELECT ${checkColumns} FROM linkcheck.checks c
+      WHERE c.id IN (
+        SELECT DISTINCT ON (r.uri) r.id FROM linkcheck.checks r
+        WHERE r.uri IN (SELECT jsonb_array_elements_text(${JSON.stringify(uris)}::jsonb))
+          AND r.created_at >= ${timestamp(since)}::timestamptz
+        ORDER BY r.uri, r.created_at DESC, r.id DESC
+      )
+      ORDER BY c.id
+      FOR NO KEY UPDATE
+    `.pipe(Effect.flatMap(decodeRows(CheckRow)), Effect.map((rows) => rows.map(checkRecordOf)))
+
+  const raiseToHighPriority = (ids: ReadonlyArray<string>) =>
+    sql`
+      UPDATE linkcheck.checks SET priority = 1
+      WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::bigint)
+    `
+
+  const insertChecks = (uris: ReadonlyArray<string>, priority: CheckPriority, now: Date) =>
+    sql`
+      INSERT INTO linkcheck.checks AS c (uri, host, priority, created_at)
+      SELECT n.uri, n.host, ${storedPriority(priority)}::smallint, ${timestamp(now)}::timestamptz
+      FROM jsonb_to_recordset(${JSON.stringify(uris.map((uri) => ({ uri, host: hostOf(uri) })))}::jsonb)
+        AS n(uri text, host text)
+      RETURNING ${checkColumns}
+    `.pipe(Effect.flatMap(decodeRows(CheckRow)), Effect.map((rows) => rows.map(checkRecordOf)))
+
+  const insertBatch = (batch: NewBatch, pendingLinks: number, completedAt: Date | null) =>
+    sql`
+      INSERT INTO linkcheck.batches AS b (created_at, completed_at, webhook_uri, webhook_secret_token, pending_links)
+      VALUES (
+        ${timestamp(batch.now)}::timestamptz, ${completedAt === null ? null : timestamp(completedAt)}::timestamptz,
+        ${batch.webhook?.uri ?? null}::text, ${batch.webhook?.secretToken ?? null}::text, ${pendingLinks}::integer
+      )
+      RETURNING ${batchColumns}
+    `.pipe(Effect.flatMap(decodeRows(BatchRow)), Effect.map((rows) => rows[0]!))
+
+  const insertBatchLinks = (batchId: number, checkIds: ReadonlyArray<string>) =>
+    sql`
+      INSERT INTO linkcheck.batch_links (batch_id, position, check_id)
+      SELECT ${batchId}::bigint, l.position - 1, l.check_id::bigint
+      FROM jsonb_array_elements_text(${JSON.stringify(checkIds)}::jsonb) WITH ORDINALITY AS l(check_id, position)
+    `
+
+  const createBatch = (batch: NewBatch) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const distinctUris = [...new Set(batch.uris)]
+      const reused = batch.reuseSince === null ? [] : yield* lockReusableChecks(distinctUris, batch.reuseSince)
+      const waitingLow = reused.filter((check) => check.completedAt === null && check.priority === "low")
+      if (batch.priority === "high" && waitingLow.length > 0) {
+        yield* raiseToHighPriority(waitingLow.map((check) => check.id))
+      }
+      const checkByUri = new Map<string, CheckRecord>()
+      for (const check of reused) {
+        const raised = batch.priority === "high" && check.completedAt === null
+        checkByUri.set(check.uri, raised ? { ...check, priority: "high" } : check)
+      }
+      const missing = distinctUris.filter((uri) => !checkByUri.has(uri))
+      if (missing.length > 0) {
+        for (const check of yield* insertChecks(missing, batch.priority, batch.now)) checkByUri.set(check.uri, check)
+      }
+      const checks = batch.uris.map((uri) => checkByUri.get(uri)!)
+      const pendingLinks = checks.filter((check) => check.completedAt === null).length
+      const completedAt = pendingLinks > 0 ? null : latestCompletion(checks) ?? batch.now
+      const row = yield* insertBatch(batch, pendingLinks, completedAt)
+      if (checks.length > 0) yield* insertBatchLinks(row.id, checks.map((check) => check.id))
+      return {
+        id: row.id,
+        createdAt: row.created_at,
+        completedAt: row.completed_at,
+        webhook: webhookOf(row.webhook_uri, row.webhook_secret_token),
+        checks
+      } satisfies BatchRecord
+    })).pipe(storeFailure("createBatch"))
+
+  const findBatch = (id: number) =>
+    Effect.gen(function*() {
+      if (!isBatchId(id)) return Option.none()
+      const [batch] = yield* sql`SELECT ${batchColumns} FROM linkcheck.batches b WHERE b.id = ${id}::bigint`.pipe(
+        Effect.flatMap(decodeRows(BatchRow))
+      )
+      if (batch === undefined) return Option.none()
+      const checks = yield* sql`
+        SELECT ${checkColumns} FROM linkcheck.batch_links l JOIN linkcheck.checks c ON c.id = l.check_id
+        WHERE l.batch_id = ${id}::bigint
+        ORDER BY l.position
+      `.pipe(Effect.flatMap(decodeRows(CheckRow)))
+      return Option.some<BatchRecord>({
+        id: batch.id,
+        createdAt: batch.created_at,
+        completedAt: batch.completed_at,
+        webhook: webhookOf(batch.webhook_uri, batch.webhook_secret_token),
+        checks: checks.map(checkRecordOf)
+      })
+    }).pipe(storeFailure("findBatch"))
+
+  const claimChecks = (request: ClaimRequest) => {
+    const limit = Math.max(0, Math.floor(request.limit))
+    const lowQuota = Math.min(limit, Math.max(0, Math.floor(request.lowPriorityQuota)))
+    if (limit === 0) return Effect.succeed<ReadonlyArray<ClaimedCheck>>([])
+    const now = timestamp(request.now)
+    const inFlight = JSON.stringify(Object.fromEntries(request.inFlightByHost))
+    return sql`
+      WITH in_flight AS (
+        SELECT f.key AS host, f.value::integer AS checks FROM jsonb_each_text(${inFlight}::jsonb) f
+      ),
+      claimable AS (
+        SELECT c.id, c.priority,
+          row_number() OVER (PARTITION BY c.host ORDER BY c.priority DESC, c.id) AS host_rank,
+          ${Math.floor(request.perHost)}::integer - coalesce(f.checks, 0) AS host_allowance
+        FROM linkcheck.checks c LEFT JOIN in_flight f ON f.host = c.host
+        WHERE c.completed_at IS NULL AND (c.claimed_until IS NULL OR c.claimed_until < ${now}::timestamptz)
+      ),
+      allowed AS (
+        SELECT id, priority, row_number() OVER (PARTITION BY priority ORDER BY id) AS rank_in_priority
+        FROM claimable WHERE host_rank <= host_allowance
+      ),
+      ranked AS (
+        SELECT id, row_number() OVER (
+          ORDER BY (priority = 0 AND rank_in_priority <= ${lowQuota}::integer) DESC, priority DESC, id
+        ) AS claim_rank
+        FROM allowed
+      )
+      UPDATE linkcheck.checks c
+      SET claimed_by = ${request.workerId}, claimed_until = ${timestamp(request.claimUntil)}::timestamptz,
+        attempts = c.attempts + 1
+      WHERE c.id IN (
+        SELECT s.id FROM linkcheck.checks s
+        WHERE s.id = ANY(ARRAY(SELECT id FROM ranked WHERE claim_rank <= ${limit}::integer))
+          AND s.completed_at IS NULL AND (s.claimed_until IS NULL OR s.claimed_until < ${now}::timestamptz)
+        FOR NO KEY UPDATE SKIP LOCKED
+      )
+      RETURNING c.id::text AS id, c.uri, c.host, c.priority, c.attempts
+    `.pipe(
+      Effect.flatMap(decodeRows(ClaimedRow)),
+      Effect.map((rows) =>
+        [...rows].sort((a, b) =>
+          a.priority === b.priority ? Number(a.id) - Number(b.id) : a.priority === "high" ? -1 : 1
+        )
+      ),
+      storeFailure("claimChecks")
+    )
+  }
+
+  /** Locks in id order, so that statements touching many checks cannot deadlock each other. */
+  const heldChecks = (workerId: string, ids: ReadonlyArray<string>) =>
+    sql`
+      SELECT h.id FROM linkcheck.checks h
+      WHERE h.id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids.filter(isCheckId))}::jsonb)::bigint)
+        AND h.claimed_by = ${workerId} AND h.completed_at IS NULL
+      ORDER BY h.id
+      FOR NO KEY UPDATE
+    `
+
+  const extendClaims = (workerId: string, ids: ReadonlyArray<string>, until: Date) =>
+    sql`
+      UPDATE linkcheck.checks SET claimed_until = ${timestamp(until)}::timestamptz
+      WHERE id IN (${heldChecks(workerId, ids)})
+    `.pipe(Effect.asVoid, storeFailure("extendClaims"))
+
+  const releaseClaims = (workerId: string, ids: ReadonlyArray<string>) =>
+    sql`
+      UPDATE linkcheck.checks SET claimed_by = NULL, claimed_until = NULL, attempts = attempts - 1
+      WHERE id IN (${heldChecks(workerId, ids)})
+    `.pipe(Effect.asVoid, storeFailure("releaseClaims"))
+
+  const recordResult = (id: string, workerId: string, result: CheckResult, now: Date) =>
+    sql`
+      UPDATE linkcheck.checks
+      SET completed_at = ${timestamp(now)}::timestamptz, status = ${result.status},
+        errors = ${JSON.stringify(result.errors)}::jsonb, warnings = ${JSON.stringify(result.warnings)}::jsonb,
+        danger = ${JSON.stringify(result.danger)}::jsonb, problem_summary = ${result.problemSummary}::text,
+        suggested_fix = ${result.suggestedFix}::text, claimed_by = NULL, claimed_until = NULL
+      WHERE id = ${id}::bigint AND claimed_by = ${workerId} AND completed_at IS NULL
+      RETURNING id::text AS id
+    `.pipe(Effect.flatMap(decodeRows(IdRow)), Effect.map((rows) => rows.length > 0))
+
+  /** Run after the check's row is locked and updated, so that this statement sees every batch that waits for it. */
+  const countDownBatches = (checkId: string, now: Date) =>
+    sql`
+      UPDATE linkcheck.batches b
+      SET pending_links = b.pending_links - l.links,
+        completed_at = CASE WHEN b.pending_links = l.links THEN ${timestamp(now)}::timestamptz END
+      FROM (
+        SELECT batch_id, count(*)::integer AS links FROM linkcheck.batch_links
+        WHERE check_id = ${checkId}::bigint GROUP BY batch_id
+      ) l
+      WHERE b.id = l.batch_id AND b.completed_at IS NULL
+      RETURNING ${batchColumns}
+    `.pipe(
+      Effect.flatMap(decodeRows(BatchRow)),
+      Effect.map((rows) =>
+        rows
+          .filter((row) => row.completed_at !== null)
+          .map((row) => ({ id: row.id, webhook: webhookOf(row.webhook_uri, row.webhook_secret_token) }))
+          .sort((a, b) => a.id - b.id)
+      )
+    )
+
+  const completeCheck = (input: Parameters<Store["completeCheck"]>[0]) =>
+    isCheckId(input.id)
+      ? sql.withTransaction(Effect.gen(function*() {
+        const recorded = yield* recordResult(input.id, input.workerId, input.result, input.now)
+        if (!recorded) return Option.none()
+        return Option.some({ completedBatches: yield* countDownBatches(input.id, input.now) })
+      })).pipe(storeFailure("completeCheck"))
+      : Effect.succeed(Option.none())
+
+  const recordWebhookAttempt = (attempt: WebhookAttempt) =>
+    sql`
+      INSERT INTO linkcheck.webhook_attempts (batch_id, attempted_at, status_code, error)
+      VALUES (
+        ${attempt.batchId}::bigint, ${timestamp(attempt.attemptedAt)}::timestamptz,
+        ${attempt.statusCode}::integer, ${attempt.error}::text
+      )
+    `.pipe(Effect.asVoid, storeFailure("recordWebhookAttempt"))
+
+  const webhookAttempts = (batchId: number) =>
+    isBatchId(batchId)
+      ? sql`
+        SELECT batch_id::text AS batch_id, attempted_at, status_code, error FROM linkcheck.webhook_attempts
+        WHERE batch_id = ${batchId}::bigint
+        ORDER BY attempted_at, id
+      `.pipe(
+        Effect.flatMap(decodeRows(WebhookAttemptRow)),
+        Effect.map((rows) =>
+          rows.map((row): WebhookAttempt => ({
+            batchId: row.batch_id,
+            attemptedAt: row.attempted_at,
+            statusCode: row.status_code,
+            error: row.error
+          }))
+        ),
+        storeFailure("webhookAttempts")
+      )
+      : Effect.succeed([])
+
+  const countDeleted = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+    statement.pipe(Effect.flatMap(decodeRows(CountRow)), Effect.map((rows) => rows[0]?.count ?? 0))
+
+  const deleteCompletedBefore = (before: Date) => {
+    const cutoff = timestamp(before)
+    return sql.withTransaction(Effect.gen(function*() {
+      // locked first, so that a batch created meanwhile with one of these checks is visible to the next statement
+      yield* sql`SELECT id FROM linkcheck.checks WHERE completed_at < ${cutoff}::timestamptz ORDER BY id FOR UPDATE`
+      const batches = yield* countDeleted(sql`
+        WITH deleted AS (
+          DELETE FROM linkcheck.batches WHERE id IN (
+            SELECT l.batch_id FROM linkcheck.batch_links l JOIN linkcheck.checks c ON c.id = l.check_id
+            WHERE c.completed_at < ${cutoff}::timestamptz
+          )
+          RETURNING 1
+        )
+        SELECT count(*)::integer AS count FROM deleted
+      `)
+      const checks = yield* countDeleted(sql`
+        WITH deleted AS (DELETE FROM linkcheck.checks WHERE completed_at < ${cutoff}::timestamptz RETURNING 1)
+        SELECT count(*)::integer AS count FROM deleted
+      `)
+      return { checks, batches }
+    })).pipe(storeFailure("deleteCompletedBefore"))
+  }
+
+  return LinkcheckStore.of({
+    transaction,
+    findCheck,
+    createCheck,
+    createBatch,
+    findBatch,
+    claimChecks,
+    extendClaims,
+    releaseClaims,
+    completeCheck,
+    recordWebhookAttempt,
+    webhookAttempts,
+    deleteCompletedBefore
+  })
+})
+
+/** The store over the host's `SqlClient` (PostgreSQL or PGlite); run `migrate` first. */
+export const layerSql: Layer.Layer<LinkcheckStore, never, SqlClient> = Layer.effect(LinkcheckStore, make)

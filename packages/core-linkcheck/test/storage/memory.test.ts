@@ -1,0 +1,4 @@
+import { memoryBackend } from "./backends"
+import { linkcheckStoreSuite } from "./suite"
+
+linkcheckStoreSuite("memory", memoryBackend)

@@ -1,0 +1,607 @@
+import { describe, expect, it } from "@effect/vitest"
+import type { Context, Layer } from "effect"
+import { Deferred, Effect, Fiber, Option, TestServices } from "effect"
+import type { CheckPriority, CheckResult, ClaimedCheck } from "../../src/domain/check"
+import type { ClaimRequest } from "../../src/storage/LinkcheckStore"
+import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
+import type { StoreUnderTest } from "./backends"
+import { SecondCopy } from "./backends"
+
+const start = new Date("2024-03-01T12:00:00.000Z")
+const at = (seconds: number) => new Date(start.getTime() + seconds * 1000)
+
+const ok: CheckResult = {
+  status: "ok",
+  errors: [],
+  warnings: [],
+  danger: [],
+  problemSummary: null,
+  suggestedFix: null
+}
+
+const broken: CheckResult = {
+  status: "broken",
+  errors: ["The page could not be found."],
+  warnings: ["This redirects to https://example.org/moved.", "The page took a long time to load."],
+  danger: ["This website is on a list of suspicious websites."],
+  problemSummary: "Page not found",
+  suggestedFix: ""
+}
+
+const claimRequest = (overrides: Partial<ClaimRequest> = {}): ClaimRequest => ({
+  workerId: "worker-a",
+  now: start,
+  claimUntil: at(60),
+  limit: 100,
+  perHost: 100,
+  inFlightByHost: new Map(),
+  lowPriorityQuota: 0,
+  ...overrides
+})
+
+const claim = (overrides: Partial<ClaimRequest> = {}) =>
+  Effect.flatMap(LinkcheckStore, (store) => store.claimChecks(claimRequest(overrides)))
+
+const uris = (claimed: ReadonlyArray<ClaimedCheck>) => claimed.map((check) => check.uri)
+
+/** A pending check claimed by `workerId`, as a check run inside a request is. */
+const claimedCheck = (uri: string, workerId = "worker-a", now = start) =>
+  Effect.flatMap(LinkcheckStore, (store) =>
+    store.createCheck({ uri, priority: "high", now, claim: { workerId, until: at(3600) } }))
+
+const newBatch = (
+  batchUris: ReadonlyArray<string>,
+  options: { priority?: CheckPriority; reuseSince?: Date | null; now?: Date } = {}
+) =>
+  Effect.flatMap(LinkcheckStore, (store) =>
+    store.createBatch({
+      uris: batchUris,
+      priority: options.priority ?? "high",
+      reuseSince: options.reuseSince === undefined ? start : options.reuseSince,
+      webhook: null,
+      now: options.now ?? start
+    }))
+
+/** Claims and completes every check of `ids` (claiming everything claimable on the way). */
+const complete = (ids: ReadonlyArray<string>, now: Date, result: CheckResult = ok) =>
+  Effect.gen(function*() {
+    const store = yield* LinkcheckStore
+    yield* store.claimChecks(claimRequest({ workerId: "completer", now, claimUntil: new Date(now.getTime() + 60_000) }))
+    return yield* Effect.forEach(ids, (id) => store.completeCheck({ id, workerId: "completer", result, now }))
+  })
+
+export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<StoreUnderTest, unknown>) => {
+  const test = (title: string, body: () => Effect.Effect<void, unknown, StoreUnderTest>, timeout?: number) =>
+    it.effect(title, () => Effect.suspend(body).pipe(Effect.provide(makeLayer())), timeout)
+
+  describe(`LinkcheckStore on ${name}`, () => {
+    describe("findCheck", () => {
+      test("finds the newest check of a uri created within the window", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          expect(yield* store.findCheck("https://example.com/", { since: start, completedOnly: false })).toEqual(
+            Option.none()
+          )
+          yield* store.createCheck({ uri: "https://example.com/", priority: "high", now: start })
+          const newer = yield* store.createCheck({ uri: "https://example.com/", priority: "low", now: at(10) })
+          yield* store.createCheck({ uri: "https://example.com/other", priority: "high", now: at(20) })
+
+          const found = yield* store.findCheck("https://example.com/", { since: start, completedOnly: false })
+          expect(found).toEqual(Option.some(newer))
+          expect(newer).toEqual({
+            id: newer.id,
+            uri: "https://example.com/",
+            priority: "low",
+            createdAt: at(10),
+            completedAt: null,
+            result: null
+          })
+          expect(yield* store.findCheck("https://example.com/", { since: at(10), completedOnly: false })).toEqual(
+            Option.some(newer)
+          )
+          expect(yield* store.findCheck("https://example.com/", { since: at(11), completedOnly: false })).toEqual(
+            Option.none()
+          )
+        }))
+
+      test("with completedOnly skips newer pending checks", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const older = yield* claimedCheck("https://example.com/")
+          yield* store.completeCheck({ id: older.id, workerId: "worker-a", result: broken, now: at(5) })
+          const pending = yield* store.createCheck({ uri: "https://example.com/", priority: "high", now: at(10) })
+
+          const completed = yield* store.findCheck("https://example.com/", { since: start, completedOnly: true })
+          expect(completed).toEqual(Option.some({
+            id: older.id,
+            uri: "https://example.com/",
+            priority: "high",
+            createdAt: start,
+            completedAt: at(5),
+            result: broken
+          }))
+          expect(Option.map(
+            yield* store.findCheck("https://example.com/", { since: start, completedOnly: false }),
+            (check) => check.id
+          )).toEqual(Option.some(pending.id))
+          expect(yield* store.findCheck("https://example.com/", { since: at(1), completedOnly: true })).toEqual(
+            Option.none()
+          )
+        }))
+    })
+
+    describe("createBatch", () => {
+      test("keeps the order of the uris and gives a uri given twice one check", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const batch = yield* store.createBatch({
+            uris: ["https://b.example/", "https://a.example/", "https://b.example/", "mailto:someone@example.com"],
+            priority: "low",
+            reuseSince: null,
+            webhook: { uri: "https://hooks.example/done", secretToken: "s3cret" },
+            now: start
+          })
+          expect(batch.checks.map((check) => check.uri)).toEqual([
+            "https://b.example/",
+            "https://a.example/",
+            "https://b.example/",
+            "mailto:someone@example.com"
+          ])
+          expect(batch.checks[0]!.id).toBe(batch.checks[2]!.id)
+          expect(new Set(batch.checks.map((check) => check.id)).size).toBe(3)
+          expect(batch.checks.every((check) => check.priority === "low" && check.completedAt === null)).toBe(true)
+          expect(batch.completedAt).toBeNull()
+          expect(batch.createdAt).toEqual(start)
+          expect(batch.webhook).toEqual({ uri: "https://hooks.example/done", secretToken: "s3cret" })
+          expect(yield* store.findBatch(batch.id)).toEqual(Option.some(batch))
+        }))
+
+      test("reuses pending and completed checks within the window and creates the others", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const tooOld = yield* store.createCheck({ uri: "https://old.example/", priority: "high", now: start })
+          const done = yield* claimedCheck("https://done.example/", "worker-a", at(100))
+          yield* store.completeCheck({ id: done.id, workerId: "worker-a", result: ok, now: at(110) })
+          const waiting = yield* store.createCheck({ uri: "https://waiting.example/", priority: "high", now: at(120) })
+
+          const batch = yield* newBatch(
+            ["https://old.example/", "https://done.example/", "https://waiting.example/", "https://new.example/"],
+            { reuseSince: at(50), now: at(200) }
+          )
+          const [old, reusedDone, reusedWaiting, created] = batch.checks
+          expect(old!.id).not.toBe(tooOld.id)
+          expect(old!.createdAt).toEqual(at(200))
+          expect(reusedDone!.id).toBe(done.id)
+          expect(reusedDone!.result).toEqual(ok)
+          expect(reusedWaiting!.id).toBe(waiting.id)
+          expect(created!.completedAt).toBeNull()
+          expect(batch.completedAt).toBeNull()
+        }))
+
+      test("with reuseSince null creates every check anew", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const existing = yield* store.createCheck({ uri: "https://example.com/", priority: "high", now: start })
+          const batch = yield* newBatch(["https://example.com/", "https://example.com/"], {
+            reuseSince: null,
+            now: at(1)
+          })
+          expect(batch.checks[0]!.id).not.toBe(existing.id)
+          expect(batch.checks[1]!.id).toBe(batch.checks[0]!.id)
+        }))
+
+      test("a batch whose links all have results is completed when its last link finished", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const first = yield* claimedCheck("https://one.example/")
+          const second = yield* claimedCheck("https://two.example/")
+          yield* store.completeCheck({ id: second.id, workerId: "worker-a", result: broken, now: at(30) })
+          yield* store.completeCheck({ id: first.id, workerId: "worker-a", result: ok, now: at(20) })
+
+          const batch = yield* newBatch(["https://one.example/", "https://two.example/", "https://one.example/"], {
+            now: at(100)
+          })
+          expect(batch.completedAt).toEqual(at(30))
+          expect(batch.checks.map((check) => check.result?.status)).toEqual(["ok", "broken", "ok"])
+          expect(Option.map(yield* store.findBatch(batch.id), (found) => found.completedAt)).toEqual(
+            Option.some(at(30))
+          )
+        }))
+
+      test("a high priority batch raises the priority of the pending checks it reuses", () =>
+        Effect.gen(function*() {
+          yield* newBatch(["https://bulk.example/1", "https://bulk.example/2"], { priority: "low" })
+          const urgent = yield* newBatch(["https://bulk.example/2"], { priority: "high", now: at(1) })
+          expect(urgent.checks[0]!.priority).toBe("high")
+          const claimed = yield* claim({ limit: 1 })
+          expect(uris(claimed)).toEqual(["https://bulk.example/2"])
+          expect(claimed[0]!.priority).toBe("high")
+        }))
+
+      test("creates and reads back a batch of 5000 links", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const earlier = yield* newBatch(
+            Array.from({ length: 1000 }, (_, i) => `https://host${i % 50}.example/page/${i}`)
+          )
+          const batchUris = Array.from({ length: 5000 }, (_, i) => `https://host${i % 50}.example/page/${i % 4000}`)
+          const batch = yield* newBatch(batchUris, { now: at(1) })
+          expect(batch.checks.map((check) => check.uri)).toEqual(batchUris)
+          expect(batch.checks.slice(0, 1000).map((check) => check.id)).toEqual(earlier.checks.map((check) => check.id))
+          expect(new Set(batch.checks.map((check) => check.id)).size).toBe(4000)
+          expect(yield* store.findBatch(batch.id)).toEqual(Option.some(batch))
+        }), 60_000)
+
+      test("findBatch of an unknown id is none", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          expect(yield* store.findBatch(12345)).toEqual(Option.none())
+          expect(yield* store.findBatch(1.5)).toEqual(Option.none())
+        }))
+    })
+
+    describe("claimChecks", () => {
+      test("claims high priority first and hands the low quota to low priority first", () =>
+        Effect.gen(function*() {
+          yield* newBatch(["https://l1.example/", "https://l2.example/"], { priority: "low" })
+          yield* newBatch(["https://h1.example/", "https://h2.example/"], { priority: "high" })
+
+          expect(uris(yield* claim({ limit: 2, lowPriorityQuota: 0 }))).toEqual([
+            "https://h1.example/",
+            "https://h2.example/"
+          ])
+          expect(uris(yield* claim({ limit: 2, lowPriorityQuota: 0 }))).toEqual([
+            "https://l1.example/",
+            "https://l2.example/"
+          ])
+        }))
+
+      test("the low quota is taken from low priority before high", () =>
+        Effect.gen(function*() {
+          yield* newBatch(["https://l1.example/", "https://l2.example/"], { priority: "low" })
+          yield* newBatch(["https://h1.example/", "https://h2.example/", "https://h3.example/"], { priority: "high" })
+
+          const claimed = yield* claim({ limit: 3, lowPriorityQuota: 1 })
+          expect(uris(claimed)).toEqual(["https://h1.example/", "https://h2.example/", "https://l1.example/"])
+          expect(claimed.map((check) => check.priority)).toEqual(["high", "high", "low"])
+          expect(uris(yield* claim({ limit: 5, lowPriorityQuota: 5 }))).toEqual([
+            "https://h3.example/",
+            "https://l2.example/"
+          ])
+        }))
+
+      test("never claims more per host than the request allows", () =>
+        Effect.gen(function*() {
+          yield* newBatch(Array.from({ length: 5 }, (_, i) => `https://Busy.Example/${i}`), { priority: "low" })
+          yield* newBatch(["https://busy.example/urgent", "https://quiet.example/"], { priority: "high" })
+
+          const claimed = yield* claim({
+            perHost: 3,
+            inFlightByHost: new Map([["busy.example", 1]]),
+            lowPriorityQuota: 1
+          })
+          expect(uris(claimed)).toEqual([
+            "https://busy.example/urgent",
+            "https://quiet.example/",
+            "https://Busy.Example/0"
+          ])
+          expect(claimed.map((check) => check.host)).toEqual(["busy.example", "quiet.example", "busy.example"])
+          expect(yield* claim({ perHost: 3, inFlightByHost: new Map([["busy.example", 3]]) })).toEqual([])
+          expect(uris(yield* claim({ perHost: 1 }))).toEqual(["https://Busy.Example/1"])
+        }))
+
+      test("a claim holds a check until it expires; then another worker takes it over", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const [check] = (yield* newBatch(["https://example.com/"])).checks
+          const first = yield* claim({ workerId: "worker-a", claimUntil: at(60) })
+          expect(first).toEqual([{
+            id: check!.id,
+            uri: "https://example.com/",
+            host: "example.com",
+            priority: "high",
+            attempts: 1
+          }])
+          expect(yield* claim({ workerId: "worker-b", now: at(60) })).toEqual([])
+
+          const second = yield* claim({ workerId: "worker-b", now: at(61), claimUntil: at(120) })
+          expect(second.map((claimed) => [claimed.id, claimed.attempts])).toEqual([[check!.id, 2]])
+
+          const late = yield* store.completeCheck({ id: check!.id, workerId: "worker-a", result: ok, now: at(62) })
+          expect(late).toEqual(Option.none())
+          const pending = yield* store.findCheck("https://example.com/", { since: start, completedOnly: true })
+          expect(pending).toEqual(Option.none())
+          const done = yield* store.completeCheck({ id: check!.id, workerId: "worker-b", result: ok, now: at(63) })
+          expect(Option.isSome(done)).toBe(true)
+          expect(yield* claim({ workerId: "worker-c", now: at(500) })).toEqual([])
+        }))
+
+      test("a check created with a claim is held by its worker", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const check = yield* store.createCheck({
+            uri: "https://example.com/",
+            priority: "high",
+            now: start,
+            claim: { workerId: "request-1", until: at(30) }
+          })
+          expect(yield* claim({ now: at(29) })).toEqual([])
+          expect(yield* claim({ now: at(31) })).toEqual([{
+            id: check.id,
+            uri: "https://example.com/",
+            host: "example.com",
+            priority: "high",
+            attempts: 2
+          }])
+        }))
+
+      test("a limit of 0 claims nothing", () =>
+        Effect.gen(function*() {
+          yield* newBatch(["https://example.com/"])
+          expect(yield* claim({ limit: 0, lowPriorityQuota: 3 })).toEqual([])
+          expect(uris(yield* claim({ limit: 1 }))).toEqual(["https://example.com/"])
+        }))
+
+      test("two copies claiming at once never get the same check", () =>
+        Effect.gen(function*() {
+          const batch = yield* newBatch(Array.from({ length: 60 }, (_, i) => `https://site${i}.example/`))
+          const claimUntilEmpty = (store: Context.Tag.Service<LinkcheckStore>, workerId: string) =>
+            Effect.gen(function*() {
+              const taken: Array<string> = []
+              while (true) {
+                const claimed = yield* store.claimChecks(claimRequest({ workerId, limit: 7 }))
+                if (claimed.length === 0) return taken
+                taken.push(...claimed.map((check) => check.id))
+              }
+            })
+          const [first, second] = yield* Effect.all([
+            claimUntilEmpty(yield* LinkcheckStore, "copy-1"),
+            claimUntilEmpty(yield* SecondCopy, "copy-2")
+          ], { concurrency: 2 })
+          const all = [...first, ...second]
+          expect(new Set(all).size).toBe(all.length)
+          expect(new Set(all)).toEqual(new Set(batch.checks.map((check) => check.id)))
+        }))
+    })
+
+    describe("releaseClaims and extendClaims", () => {
+      test("released checks are claimable again at once and the attempt is not counted", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const batch = yield* newBatch(["https://one.example/", "https://two.example/"])
+          const [one, two] = batch.checks.map((check) => check.id)
+          yield* claim({ workerId: "worker-a" })
+          yield* store.releaseClaims("worker-b", [one!])
+          expect(yield* claim({ workerId: "worker-b" })).toEqual([])
+
+          yield* store.releaseClaims("worker-a", [one!])
+          const again = yield* claim({ workerId: "worker-b" })
+          expect(again.map((check) => [check.id, check.attempts])).toEqual([[one, 1]])
+          expect(yield* store.completeCheck({ id: one!, workerId: "worker-a", result: ok, now: at(1) })).toEqual(
+            Option.none()
+          )
+          expect(Option.isSome(yield* store.completeCheck({ id: two!, workerId: "worker-a", result: ok, now: at(1) })))
+            .toBe(true)
+        }))
+
+      test("extended claims are held until the new time; others' extensions change nothing", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const [one, two] = (yield* newBatch(["https://one.example/", "https://two.example/"])).checks.map((c) => c.id)
+          yield* claim({ workerId: "worker-a", claimUntil: at(60) })
+          yield* store.extendClaims("worker-a", [one!], at(120))
+          yield* store.extendClaims("worker-b", [two!], at(120))
+          expect((yield* claim({ workerId: "worker-b", now: at(90), claimUntil: at(200) })).map((check) => check.id))
+            .toEqual([two])
+          expect(yield* claim({ workerId: "worker-c", now: at(120) })).toEqual([])
+          expect((yield* claim({ workerId: "worker-c", now: at(121) })).map((check) => check.id)).toEqual([one])
+        }))
+    })
+
+    describe("completeCheck", () => {
+      test("records the result only for the worker holding the claim, once", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const check = yield* claimedCheck("https://example.com/", "worker-a")
+          expect(yield* store.completeCheck({ id: check.id, workerId: "worker-b", result: ok, now: at(1) })).toEqual(
+            Option.none()
+          )
+          expect(yield* store.completeCheck({ id: check.id, workerId: "worker-a", result: broken, now: at(2) }))
+            .toEqual(Option.some({ completedBatches: [] }))
+          expect(yield* store.completeCheck({ id: check.id, workerId: "worker-a", result: ok, now: at(3) })).toEqual(
+            Option.none()
+          )
+          expect(yield* store.completeCheck({ id: "999999", workerId: "worker-a", result: ok, now: at(3) })).toEqual(
+            Option.none()
+          )
+          expect(yield* store.completeCheck({ id: "not-an-id", workerId: "worker-a", result: ok, now: at(3) }))
+            .toEqual(Option.none())
+          const found = yield* store.findCheck("https://example.com/", { since: start, completedOnly: true })
+          expect(Option.map(found, (record) => [record.completedAt, record.result])).toEqual(
+            Option.some([at(2), broken])
+          )
+        }))
+
+      test("an unclaimed check cannot be completed", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const check = yield* store.createCheck({ uri: "https://example.com/", priority: "high", now: start })
+          expect(yield* store.completeCheck({ id: check.id, workerId: "worker-a", result: ok, now: at(1) })).toEqual(
+            Option.none()
+          )
+        }))
+
+      test("completes a batch with its last pending link, counting a uri given twice once", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const webhook = { uri: "https://hooks.example/batch", secretToken: null }
+          const batch = yield* store.createBatch({
+            uris: ["https://a.example/", "https://b.example/", "https://a.example/"],
+            priority: "high",
+            reuseSince: start,
+            webhook,
+            now: start
+          })
+          const other = yield* newBatch(["https://a.example/"], { now: at(1) })
+          const [a, b] = batch.checks.map((check) => check.id)
+
+          const [afterA, afterB] = yield* complete([a!, b!], at(10))
+          expect(afterA).toEqual(Option.some({ completedBatches: [{ id: other.id, webhook: null }] }))
+          expect(afterB).toEqual(Option.some({ completedBatches: [{ id: batch.id, webhook }] }))
+          const found = Option.getOrThrow(yield* store.findBatch(batch.id))
+          expect(found.completedAt).toEqual(at(10))
+          expect(found.checks.map((check) => check.result?.status)).toEqual(["ok", "ok", "ok"])
+        }))
+
+      test("a batch is reported completed exactly once when its checks complete concurrently", () =>
+        Effect.gen(function*() {
+          const batches = yield* Effect.forEach(
+            Array.from({ length: 10 }, (_, i) => i),
+            (i) => newBatch([`https://x${i}.example/`, `https://y${i}.example/`, `https://x${i}.example/`])
+          )
+          const claimed = yield* claim()
+          expect(claimed).toHaveLength(20)
+          const copies = [yield* LinkcheckStore, yield* SecondCopy]
+          const results = yield* Effect.forEach(
+            claimed,
+            (check, i) => copies[i % 2]!.completeCheck({ id: check.id, workerId: "worker-a", result: ok, now: at(5) }),
+            { concurrency: "unbounded" }
+          )
+          const completedIds = results.flatMap((result) =>
+            Option.getOrThrow(result).completedBatches.map((batch) => batch.id)
+          )
+          expect(completedIds.sort((x, y) => x - y)).toEqual(batches.map((batch) => batch.id))
+        }))
+
+      test("a batch reusing a check that completes meanwhile still completes", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const second = yield* SecondCopy
+          const checks = yield* Effect.forEach(
+            Array.from({ length: 20 }, (_, i) => `https://race${i}.example/`),
+            (uri) => claimedCheck(uri)
+          )
+          const outcomes = yield* Effect.forEach(checks, (check) =>
+            Effect.all([
+              second.createBatch({ uris: [check.uri], priority: "high", reuseSince: start, webhook: null, now: at(1) }),
+              store.completeCheck({ id: check.id, workerId: "worker-a", result: ok, now: at(1) })
+            ], { concurrency: 2 }).pipe(Effect.map(([batch, completion]) => ({ check, batch, completion }))))
+          for (const { batch, check, completion } of outcomes) {
+            expect(batch.checks.map((reused) => reused.id)).toEqual([check.id])
+            expect(Option.getOrThrow(yield* store.findBatch(batch.id)).completedAt).toEqual(at(1))
+            const completedByCheck = Option.getOrThrow(completion).completedBatches.some((b) => b.id === batch.id)
+            expect(completedByCheck).toBe(batch.completedAt === null)
+          }
+        }))
+    })
+
+    describe("webhook attempts", () => {
+      test("are recorded and listed in the order they were made", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const batch = yield* newBatch(["https://example.com/"])
+          const other = yield* newBatch(["https://example.org/"], { reuseSince: null })
+          const attempts = [
+            { batchId: batch.id, attemptedAt: at(10), statusCode: 503, error: "Service unavailable" },
+            { batchId: batch.id, attemptedAt: at(20), statusCode: null, error: "Connection refused" },
+            { batchId: batch.id, attemptedAt: at(40), statusCode: 200, error: null }
+          ]
+          yield* store.recordWebhookAttempt(attempts[1]!)
+          yield* store.recordWebhookAttempt(attempts[0]!)
+          yield* store.recordWebhookAttempt({ batchId: other.id, attemptedAt: at(15), statusCode: 204, error: null })
+          yield* store.recordWebhookAttempt(attempts[2]!)
+          expect(yield* store.webhookAttempts(batch.id)).toEqual(attempts)
+          expect(yield* store.webhookAttempts(987654)).toEqual([])
+        }))
+
+      test("cannot be recorded for a batch that does not exist", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const error = yield* Effect.flip(
+            store.recordWebhookAttempt({ batchId: 987654, attemptedAt: start, statusCode: 200, error: null })
+          )
+          expect(error._tag).toBe("StoreError")
+        }))
+    })
+
+    describe("deleteCompletedBefore", () => {
+      test("deletes checks completed before the cutoff with every batch that holds one", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const oldAndPending = yield* newBatch(["https://old.example/", "https://pending.example/"])
+          const recent = yield* newBatch(["https://recent.example/"], { reuseSince: null })
+          const [old, pending] = oldAndPending.checks.map((check) => check.id)
+          yield* store.claimChecks(claimRequest({ workerId: "completer" }))
+          yield* store.completeCheck({ id: old!, workerId: "completer", result: ok, now: at(10) })
+          yield* store.completeCheck({ id: recent.checks[0]!.id, workerId: "completer", result: ok, now: at(100) })
+          yield* store.recordWebhookAttempt({
+            batchId: oldAndPending.id,
+            attemptedAt: at(5),
+            statusCode: 500,
+            error: null
+          })
+
+          expect(yield* store.deleteCompletedBefore(at(50))).toEqual({ checks: 1, batches: 1 })
+          expect(yield* store.findBatch(oldAndPending.id)).toEqual(Option.none())
+          expect(yield* store.webhookAttempts(oldAndPending.id)).toEqual([])
+          expect(yield* store.findCheck("https://old.example/", { since: start, completedOnly: false })).toEqual(
+            Option.none()
+          )
+          const stillPending = yield* store.findCheck("https://pending.example/", {
+            since: start,
+            completedOnly: false
+          })
+          expect(Option.map(stillPending, (check) => check.id)).toEqual(Option.some(pending))
+          expect(Option.map(yield* store.findBatch(recent.id), (batch) => batch.checks.length)).toEqual(Option.some(1))
+          expect(yield* store.deleteCompletedBefore(at(50))).toEqual({ checks: 0, batches: 0 })
+          const reborn = yield* newBatch(["https://old.example/"], { now: at(200) })
+          expect(reborn.completedAt).toBeNull()
+        }))
+    })
+
+    describe("transaction", () => {
+      test("keeps the work of a transaction that succeeds and undoes one that fails", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const kept = yield* store.transaction(Effect.gen(function*() {
+            const batch = yield* newBatch(["https://kept.example/"])
+            yield* store.recordWebhookAttempt({ batchId: batch.id, attemptedAt: start, statusCode: 200, error: null })
+            return batch
+          }))
+          const failure = yield* store.transaction(Effect.gen(function*() {
+            yield* newBatch(["https://undone.example/"], { reuseSince: null })
+            yield* claim()
+            return yield* Effect.fail("changed my mind" as const)
+          })).pipe(Effect.flip)
+          expect(failure).toBe("changed my mind")
+
+          expect(Option.isSome(yield* store.findBatch(kept.id))).toBe(true)
+          expect(yield* store.findCheck("https://undone.example/", { since: start, completedOnly: false })).toEqual(
+            Option.none()
+          )
+          expect(uris(yield* claim())).toEqual(["https://kept.example/"])
+        }))
+
+      test("another copy never sees the work of an open transaction that then fails", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const other = yield* SecondCopy
+          const created = yield* Deferred.make<void>()
+          // forked outside the transaction: fibers forked inside it join it
+          const reader = yield* Effect.fork(Effect.zipRight(
+            Deferred.await(created),
+            other.findCheck("https://uncommitted.example/", { since: start, completedOnly: false })
+          ))
+          const failure = yield* store.transaction(Effect.gen(function*() {
+            yield* store.createCheck({ uri: "https://uncommitted.example/", priority: "high", now: start })
+            yield* Deferred.succeed(created, undefined)
+            // real time for the other copy's query to reach the database (or wait for its lock) meanwhile
+            yield* TestServices.provideLive(Effect.sleep("50 millis"))
+            return yield* Effect.fail("rolled back" as const)
+          })).pipe(Effect.flip)
+          expect(failure).toBe("rolled back")
+          expect(yield* Fiber.join(reader)).toEqual(Option.none())
+        }))
+    })
+  })
+}

@@ -1,0 +1,187 @@
+import {
+  type BatchNotFound,
+  type BatchReport,
+  CheckParams,
+  CreateBatchBody,
+  type InvalidRequest,
+  LinkcheckApi,
+  type LinkReport,
+  type Priority
+} from "@civicstack/core-linkcheck/api"
+import { HttpApiClient, HttpApiError, HttpClient, HttpClientError } from "@effect/platform"
+import { Context, Duration, Effect, Layer, ParseResult, Schedule, Schema } from "effect"
+import { LinkcheckClientError, WaitTimeout } from "./errors"
+import { invalidRequestFromIssues, invalidRequestFromParseError } from "./invalidRequest"
+
+export interface LinkcheckClientOptions {
+  /** Where the link checking API is served, e.g. `https://links.example.org` (a path prefix is kept). */
+  readonly baseUrl: string | URL
+}
+
+export interface CheckOptions {
+  /** Seconds into the past in which a stored check is still good; 0 forces a new check. The service's default is 14400. */
+  readonly checkedWithin?: number | undefined
+  /** Check during the request instead of queueing the check; may be slow or time out. */
+  readonly synchronous?: boolean | undefined
+}
+
+export interface CreateBatchOptions {
+  /** Seconds into the past in which a stored check is still good; 0 forces every link to be checked again. */
+  readonly checkedWithin?: number | undefined
+  /** `low` is for bulk submissions, so that interactive use is served first. The service's default is `high`. */
+  readonly priority?: Priority | undefined
+  /** An absolute http(s) URL the service POSTs the completed BatchReport to. */
+  readonly webhookUri?: string | undefined
+  /** Key of the webhook's HMAC-SHA1 signature; check it with `verifyWebhookSignature`. */
+  readonly webhookSecretToken?: string | undefined
+}
+
+export interface WaitForBatchOptions {
+  /** Time between two reads of the batch. Default 2 seconds. */
+  readonly pollInterval?: Duration.DurationInput | undefined
+  /** Give up with `WaitTimeout` after this long. Default: wait until the batch completes. */
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+/** A new batch's report; `completedAtOnce` is true when the service answered 201 (every link already had a result). */
+export type CreatedBatchReport = BatchReport & { readonly completedAtOnce: boolean }
+
+export interface LinkcheckClientService {
+  readonly check: (
+    uri: string,
+    options?: CheckOptions
+  ) => Effect.Effect<LinkReport, InvalidRequest | LinkcheckClientError>
+  readonly createBatch: (
+    uris: ReadonlyArray<string>,
+    options?: CreateBatchOptions
+  ) => Effect.Effect<CreatedBatchReport, InvalidRequest | LinkcheckClientError>
+  readonly getBatch: (id: number) => Effect.Effect<BatchReport, BatchNotFound | LinkcheckClientError>
+  /** Reads the batch until it is completed, first at once and then every `pollInterval`. */
+  readonly waitForBatch: (
+    id: number,
+    options?: WaitForBatchOptions
+  ) => Effect.Effect<BatchReport, BatchNotFound | LinkcheckClientError | WaitTimeout>
+}
+
+const DEFAULT_POLL_INTERVAL: Duration.DurationInput = "2 seconds"
+
+type TransportOrContractFailure =
+  | HttpApiError.HttpApiDecodeError
+  | HttpClientError.HttpClientError
+  | ParseResult.ParseError
+
+const isTransportOrContractFailure = (error: unknown): error is TransportOrContractFailure =>
+  error instanceof HttpApiError.HttpApiDecodeError ||
+  HttpClientError.isHttpClientError(error) ||
+  ParseResult.isParseError(error)
+
+const describeFailure = (error: TransportOrContractFailure): InvalidRequest | LinkcheckClientError => {
+  if (error instanceof HttpApiError.HttpApiDecodeError) {
+    // The service refused the request with the platform's own 400 body rather than the error envelope.
+    return invalidRequestFromIssues(error.issues)
+  }
+  if (ParseResult.isParseError(error)) {
+    return new LinkcheckClientError({
+      reason: "UnexpectedResponse",
+      message: `The link checking service answered with a body that does not match its contract: ${error.message}`,
+      cause: error
+    })
+  }
+  if (error._tag === "RequestError") {
+    return new LinkcheckClientError({
+      reason: "Transport",
+      message: `Could not reach the link checking service: ${error.message}`,
+      cause: error
+    })
+  }
+  return new LinkcheckClientError({
+    reason: "UnexpectedResponse",
+    message: `The link checking service answered ${error.methodAndUrl} with an unexpected status ${error.response.status}`,
+    status: error.response.status,
+    cause: error
+  })
+}
+
+const refineFailures = <A, E, R>(
+  effect: Effect.Effect<A, E | TransportOrContractFailure, R>
+): Effect.Effect<A, Exclude<E, TransportOrContractFailure> | InvalidRequest | LinkcheckClientError, R> =>
+  Effect.catchIf(effect, isTransportOrContractFailure, (error) => Effect.fail(describeFailure(error)))
+
+/**
+ * Requests are decoded with the contract's own schemas before they are sent, so a bad argument fails here with an
+ * `InvalidRequest` naming the field, as the service would refuse it, and the service's defaults are filled in.
+ */
+const decodeRequest = <A, I>(schema: Schema.Schema<A, I>, wireShape: I): Effect.Effect<A, InvalidRequest> =>
+  Effect.mapError(Schema.decode(schema)(wireShape), invalidRequestFromParseError)
+
+/** Builds a client of the API at `options.baseUrl` on the `HttpClient` in context. */
+export const makeLinkcheckClient = (
+  options: LinkcheckClientOptions
+): Effect.Effect<LinkcheckClientService, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const api = yield* HttpApiClient.make(LinkcheckApi, { baseUrl: options.baseUrl })
+
+    const check: LinkcheckClientService["check"] = (uri, checkOptions = {}) =>
+      decodeRequest(CheckParams, {
+        uri,
+        ...(checkOptions.checkedWithin === undefined ? {} : { checked_within: String(checkOptions.checkedWithin) }),
+        ...(checkOptions.synchronous === undefined ? {} : { synchronous: checkOptions.synchronous ? "true" : "false" })
+      }).pipe(Effect.flatMap((urlParams) => refineFailures(api.linkcheck.check({ urlParams }))))
+
+    const createBatch: LinkcheckClientService["createBatch"] = (uris, batchOptions = {}) =>
+      decodeRequest(CreateBatchBody, {
+        uris,
+        ...(batchOptions.checkedWithin === undefined ? {} : { checked_within: batchOptions.checkedWithin }),
+        ...(batchOptions.priority === undefined ? {} : { priority: batchOptions.priority }),
+        ...(batchOptions.webhookUri === undefined ? {} : { webhook_uri: batchOptions.webhookUri }),
+        ...(batchOptions.webhookSecretToken === undefined ? {} : { webhook_secret_token: batchOptions.webhookSecretToken })
+      }).pipe(
+        Effect.flatMap((payload) => refineFailures(api.linkcheck.createBatch({ payload }))),
+        Effect.map(({ outcome, ...report }) => ({ ...report, completedAtOnce: outcome === "completed" }))
+      )
+
+    const getBatch: LinkcheckClientService["getBatch"] = (id) =>
+      refineFailures(api.linkcheck.getBatch({ path: { id: String(id) } })).pipe(
+        // The contract has no 400 for this endpoint: a service that answers one is not speaking it.
+        Effect.catchTag("InvalidRequest", (error) =>
+          Effect.fail(
+            new LinkcheckClientError({
+              reason: "UnexpectedResponse",
+              message: `The link checking service refused to read batch ${id}: ${error.error}`,
+              status: 400,
+              cause: error
+            })
+          ))
+      )
+
+    const waitForBatch: LinkcheckClientService["waitForBatch"] = (id, waitOptions = {}) => {
+      const pollInterval = waitOptions.pollInterval ?? DEFAULT_POLL_INTERVAL
+      const untilCompleted = Schedule.recurWhile((report: BatchReport) => report.status === "in_progress").pipe(
+        Schedule.addDelay(() => pollInterval)
+      )
+      const waiting = Effect.repeat(getBatch(id), untilCompleted)
+      const timeout = waitOptions.timeout
+      return timeout === undefined
+        ? waiting
+        : Effect.timeoutFail(waiting, {
+          duration: timeout,
+          onTimeout: () => new WaitTimeout({ batchId: id, timeout: Duration.decode(timeout) })
+        })
+    }
+
+    return { check, createBatch, getBatch, waitForBatch }
+  })
+
+/** The link checking API as an Effect service. */
+export class LinkcheckClient extends Context.Tag("@civicstack/sdk-linkcheck/LinkcheckClient")<
+  LinkcheckClient,
+  LinkcheckClientService
+>() {
+  /**
+   * Needs an `HttpClient`: `FetchHttpClient.layer` from `@effect/platform`, or `NodeHttpClient.layerUndici` from
+   * `@effect/platform-node`.
+   */
+  static readonly layer = (
+    options: LinkcheckClientOptions
+  ): Layer.Layer<LinkcheckClient, never, HttpClient.HttpClient> => Layer.effect(LinkcheckClient, makeLinkcheckClient(options))
+}
