@@ -1,1 +1,2 @@
-export {}
+export { DataDirectoryInUse } from "./DataDirectoryLock"
+export * as PgliteClient from "./PgliteClient"

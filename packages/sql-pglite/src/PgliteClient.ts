@@ -1,0 +1,122 @@
+/**
+ * An `@effect/sql` client over PGlite (PostgreSQL compiled to WASM), in memory
+ * or in a data directory, that compiles statements, binds parameters and
+ * returns values as `@effect/sql-pg` does, so one body of SQL runs on both.
+ */
+import { PGlite } from "@electric-sql/pglite"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
+import * as Statement from "@effect/sql/Statement"
+import { makeCompiler } from "@effect/sql-pg/PgClient"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import * as path from "node:path"
+import { type DataDirectoryInUse, lockDataDirectory } from "./DataDirectoryLock"
+import { textSerializers, useNodePostgresParsers } from "./nodePostgresTypes"
+import { makeNotifications } from "./Notifications"
+import { makeConnection } from "./PgliteConnection"
+import { makeSession } from "./Session"
+
+export { DataDirectoryInUse, lockFileName } from "./DataDirectoryLock"
+
+export const TypeId: TypeId = "~@civicstack/sql-pglite/PgliteClient"
+
+export type TypeId = "~@civicstack/sql-pglite/PgliteClient"
+
+export interface PgliteClientConfig {
+  /** Directory of the database files, created if missing; `undefined` keeps the database in memory. */
+  readonly dataDir?: string | undefined
+  readonly transformResultNames?: ((str: string) => string) | undefined
+  readonly transformQueryNames?: ((str: string) => string) | undefined
+  readonly transformJson?: boolean | undefined
+  readonly spanAttributes?: Record<string, unknown> | undefined
+}
+
+export interface PgliteClient extends SqlClient.SqlClient {
+  readonly [TypeId]: TypeId
+  readonly config: PgliteClientConfig
+  /** The underlying instance, for what the client does not cover. */
+  readonly pglite: PGlite
+  /** A JSON value for a `json`/`jsonb` parameter, as `PgClient.json`. */
+  readonly json: (value: unknown) => Statement.Fragment
+  readonly listen: (channel: string) => Stream.Stream<string, SqlError>
+  readonly notify: (channel: string, payload: string) => Effect.Effect<void, SqlError>
+}
+
+export const PgliteClient: Context.Tag<PgliteClient, PgliteClient> = Context.GenericTag<PgliteClient>(
+  "@civicstack/sql-pglite/PgliteClient"
+)
+
+// The kind `makeCompiler` of @effect/sql-pg compiles as a JSON parameter.
+const pgJson = Statement.custom<Statement.Custom<"PgJson", unknown>>("PgJson")
+const json = (value: unknown): Statement.Fragment => pgJson(value)
+
+const openPglite = (dataDir: string | undefined) =>
+  Effect.tryPromise({
+    try: () => PGlite.create(dataDir === undefined ? {} : { dataDir }),
+    catch: (cause) =>
+      new SqlError({ cause, message: `Failed to open PGlite ${dataDir === undefined ? "in memory" : `in ${dataDir}`}` })
+  })
+
+export const make = (
+  config: PgliteClientConfig
+): Effect.Effect<PgliteClient, SqlError | DataDirectoryInUse, Scope.Scope | Reactivity.Reactivity> =>
+  Effect.gen(function*() {
+    const dataDir = config.dataDir === undefined ? undefined : path.resolve(config.dataDir)
+    if (dataDir !== undefined) yield* lockDataDirectory(dataDir)
+
+    const session = yield* makeSession
+    const pglite = yield* Effect.acquireRelease(
+      openPglite(dataDir),
+      (pglite) => session.use(Effect.ignoreLogged(Effect.tryPromise(() => pglite.close())))
+    )
+    yield* Effect.tryPromise({
+      try: () => useNodePostgresParsers(pglite),
+      catch: (cause) => new SqlError({ cause, message: "Failed to read the types of PGlite" })
+    })
+
+    let cursors = 0
+    const driver = {
+      pglite,
+      serializers: textSerializers(pglite),
+      nextCursorName: () => `sql_pglite_cursor_${++cursors}`
+    }
+
+    const client = yield* SqlClient.make({
+      acquirer: Effect.succeed(makeConnection(driver, session.use)),
+      transactionAcquirer: Effect.map(session.reserve, (access) => makeConnection(driver, access)),
+      compiler: makeCompiler(config.transformQueryNames, config.transformJson),
+      spanAttributes: [
+        ...Object.entries(config.spanAttributes ?? {}),
+        ["db.system.name", "postgresql"],
+        ["db.namespace", "postgres"]
+      ],
+      transformRows: config.transformResultNames
+        ? Statement.defaultTransforms(config.transformResultNames, config.transformJson).array
+        : undefined
+    })
+
+    const { listen, notify } = makeNotifications(pglite, client)
+    return Object.assign(client, { [TypeId]: TypeId, config, pglite, json, listen, notify })
+  })
+
+const toContext = (client: PgliteClient) =>
+  Context.make(PgliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+
+export const layer = (
+  config: PgliteClientConfig
+): Layer.Layer<PgliteClient | SqlClient.SqlClient, SqlError | DataDirectoryInUse> =>
+  Layer.scopedContext(Effect.map(make(config), toContext)).pipe(Layer.provide(Reactivity.layer))
+
+export const layerConfig = (
+  config: Config.Config.Wrap<PgliteClientConfig>
+): Layer.Layer<PgliteClient | SqlClient.SqlClient, ConfigError.ConfigError | SqlError | DataDirectoryInUse> =>
+  Layer.scopedContext(Effect.flatMap(Config.unwrap(config), (resolved) => Effect.map(make(resolved), toContext))).pipe(
+    Layer.provide(Reactivity.layer)
+  )
