@@ -4,7 +4,7 @@ import { startFixtureFleet } from "../../../packages/core-linkcheck/test/fixture
 import type { FixtureFleet } from "../../../packages/core-linkcheck/test/fixtures/fleet"
 import { count, startInProcessServer } from "./inProcessServer"
 import type { InProcessServer } from "./inProcessServer"
-import { startWebhookReceiver } from "./webhookReceiver"
+import { startWebhookReceiver } from "../../../packages/core-linkcheck/test/fixtures/webhookReceiver"
 
 let server: InProcessServer
 let fleet: FixtureFleet

@@ -201,6 +201,7 @@ const claimChecks = (initial: State, request: ClaimRequest): readonly [ReadonlyA
   const allowedLow: Array<StoredCheck> = []
   for (const [ids, allowed] of [[initial.waitingHigh, allowedHigh], [initial.waitingLow, allowedLow]] as const) {
     for (const id of SortedSet.values(ids)) {
+      if (allowed.length >= limit) break
       const check = Option.getOrThrow(checkOf(initial, String(id)))
       if (!isClaimable(check, request.now)) continue
       const rank = (rankByHost.get(check.host) ?? 0) + 1

@@ -1,0 +1,164 @@
+import { it } from "@effect/vitest"
+import { Duration, Effect, Layer, TestClock } from "effect"
+import { afterAll, beforeAll, describe, expect } from "vitest"
+import { LinkChecker } from "../../src/services/LinkChecker"
+import { deleteOldChecks } from "../../src/services/cleanup"
+import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
+import { layerMemory } from "../../src/storage/memory"
+import { startFixtureFleet } from "../fixtures/fleet"
+import type { FixtureFleet } from "../fixtures/fleet"
+import { startWebhookReceiver } from "../fixtures/webhookReceiver"
+import { createTestDatabase, postgresBackend, sharedPglite } from "../storage/backends"
+import { linkcheckWithoutWorkers, runningLinkcheck } from "./harness"
+import { deliverWebhook } from "../../src/services/WebhookSender"
+import { webhookTransportLayer } from "../../src/services/webhookTransport"
+
+let fleet: FixtureFleet
+const pglite = sharedPglite()
+beforeAll(async () => {
+  fleet = await startFixtureFleet()
+  await pglite.open()
+}, 120_000)
+afterAll(async () => {
+  await fleet?.close()
+  await pglite.close()
+})
+
+const realPause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+
+/** Polls with real pauses, so it also works while the Effect clock is a TestClock. */
+const waitUntil = <A>(read: Effect.Effect<A, unknown, LinkChecker | LinkcheckStore>, done: (a: A) => boolean) =>
+  Effect.gen(function*() {
+    for (let round = 0; round < 400; round++) {
+      const value = yield* read
+      if (done(value)) return value
+      yield* realPause(25)
+    }
+    return yield* Effect.dieMessage("condition not reached in 10 s")
+  })
+
+const backends = [
+  ["PGlite", () => pglite.backend()] as const,
+  ...(process.env.TEST_DATABASE_URL === undefined ? [] : [["PostgreSQL", "postgres"] as const])
+]
+
+describe.each(backends)("recovery on %s", (backendName, backend) => {
+  let store: () => Layer.Layer<LinkcheckStore, unknown>
+  let drop: (() => Promise<unknown>) | undefined
+  beforeAll(async () => {
+    if (backend === "postgres") {
+      const database = await createTestDatabase(process.env.TEST_DATABASE_URL!)
+      drop = database.drop
+      store = () => postgresBackend(database.url)
+    } else {
+      store = backend
+    }
+  })
+  afterAll(() => drop?.())
+
+  it.effect("checks claimed by a worker that died are checked by another once its claims expire", () =>
+    Effect.gen(function*() {
+      const storeService = yield* LinkcheckStore
+      const sameStore = Layer.succeed(LinkcheckStore, storeService)
+      const uris = Array.from({ length: 12 }, (_, n) => `${fleet.http}/ok?orphan=${n}&on=${backendName}`)
+      // Before any live worker runs: the batch is created and a worker that then dies claims all of its checks.
+      const created = yield* Effect.flatMap(LinkChecker, (linkChecker) =>
+        linkChecker.createBatch({ uris, checked_within: 0, priority: "high" })).pipe(
+          Effect.provide(linkcheckWithoutWorkers(fleet, sameStore))
+        )
+      const now = new Date(yield* TestClock.currentTimeMillis)
+      const orphaned = yield* storeService.claimChecks({
+        workerId: "worker-that-died",
+        now,
+        claimUntil: new Date(now.getTime() + Duration.toMillis("5 minutes")),
+        limit: 100,
+        perHost: 100,
+        inFlightByHost: new Map(),
+        lowPriorityQuota: 0
+      })
+      expect(orphaned).toHaveLength(12)
+
+      yield* Effect.gen(function*() {
+        const linkChecker = yield* LinkChecker
+        yield* realPause(300)
+        expect((yield* linkChecker.getBatch(created.report.id)).totals.pending).toBe(12)
+        expect(fleet.requestCount(`/ok?orphan=0&on=${backendName}`)).toBe(0)
+
+        yield* TestClock.adjust("6 minutes")
+        const report = yield* waitUntil(linkChecker.getBatch(created.report.id), (r) => r.status === "completed")
+        expect(report.totals).toMatchObject({ links: 12, ok: 12, pending: 0 })
+      }).pipe(
+        Effect.scoped,
+        Effect.provide(runningLinkcheck(fleet, sameStore, { perHostInterval: 0, pollInterval: "1 minute" }))
+      )
+    }).pipe(Effect.provide(Layer.unwrapEffect(Effect.sync(() => store())))), { timeout: 120_000 })
+})
+
+describe("webhook delivery", () => {
+  const deliverTo = (statuses: ReadonlyArray<number>, allowPrivateAddresses = true) =>
+    Effect.gen(function*() {
+      const receiver = yield* Effect.acquireRelease(
+        Effect.promise(() => startWebhookReceiver(statuses)),
+        (r) => Effect.promise(r.close)
+      )
+      const linkChecker = yield* LinkChecker
+      const created = yield* linkChecker.createBatch({
+        uris: ["mailto:someone@example.org"],
+        checked_within: 0,
+        priority: "high",
+        webhook_uri: receiver.url
+      })
+      const deliver = deliverWebhook(created.report.id).pipe(
+        Effect.provide(webhookTransportLayer({ allowPrivateAddresses }))
+      )
+      return { receiver, deliver, batchId: created.report.id }
+    })
+
+  it.scoped("fails on 5xx and 429 so the queue retries, records every attempt, and stops on success", () =>
+    Effect.gen(function*() {
+      const { batchId, deliver, receiver } = yield* deliverTo([500, 429])
+      const store = yield* LinkcheckStore
+      expect((yield* Effect.flip(deliver))._tag).toBe("WebhookNotDelivered")
+      expect((yield* Effect.flip(deliver))._tag).toBe("WebhookNotDelivered")
+      yield* deliver
+      expect(receiver.received).toHaveLength(3)
+      const attempts = yield* store.webhookAttempts(batchId)
+      expect(attempts.map((attempt) => attempt.statusCode)).toEqual([500, 429, 200])
+    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory))))
+
+  it.scoped("gives up without retrying when the receiver refuses with a 4xx", () =>
+    Effect.gen(function*() {
+      const { batchId, deliver } = yield* deliverTo([404])
+      yield* deliver
+      const attempts = yield* Effect.flatMap(LinkcheckStore, (store) => store.webhookAttempts(batchId))
+      expect(attempts.map((attempt) => attempt.statusCode)).toEqual([404])
+    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory))))
+
+  it.scoped("does not send the webhook to a private address unless allowed", () =>
+    Effect.gen(function*() {
+      const { batchId, deliver, receiver } = yield* deliverTo([], false)
+      expect((yield* Effect.flip(deliver))._tag).toBe("WebhookNotDelivered")
+      expect(receiver.received).toHaveLength(0)
+      const attempts = yield* Effect.flatMap(LinkcheckStore, (store) => store.webhookAttempts(batchId))
+      expect(attempts[0]?.error).toContain("non-public")
+    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory))))
+})
+
+describe("cleanup", () => {
+  it.effect("deletes checks completed over the retention ago, with their batches, and keeps newer ones", () =>
+    Effect.gen(function*() {
+      const linkChecker = yield* LinkChecker
+      yield* TestClock.adjust("1 day")
+      const old = yield* linkChecker.check({ uri: "mailto:old@example.org", checked_within: 0, synchronous: true })
+      const oldBatch = yield* linkChecker.createBatch({ uris: ["mailto:old@example.org"], checked_within: 14_400, priority: "high" })
+      yield* TestClock.adjust("29 days")
+      yield* linkChecker.check({ uri: "mailto:new@example.org", checked_within: 0, synchronous: true })
+      yield* deleteOldChecks(Duration.toSeconds("28 days"))
+      const oldAgain = yield* linkChecker.check({ uri: old.uri, checked_within: 100 * 86_400, synchronous: false })
+      expect(oldAgain.status).toBe("pending")
+      const fresh = yield* linkChecker.check({ uri: "mailto:new@example.org", checked_within: 86_400, synchronous: false })
+      expect(fresh.status).toBe("caution")
+      const gone = yield* Effect.flip(linkChecker.getBatch(oldBatch.report.id))
+      expect(gone._tag).toBe("BatchNotFound")
+    }).pipe(Effect.provide(Layer.unwrapEffect(Effect.sync(() => linkcheckWithoutWorkers(fleet, layerMemory))))))
+})
