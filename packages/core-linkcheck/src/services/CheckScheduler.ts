@@ -1,6 +1,7 @@
-import { Clock, Duration, Effect, Exit, FiberSet, Option, Schedule } from "effect"
+import { Clock, Duration, Effect, Exit, FiberSet, Option, Queue, Schedule } from "effect"
 import type { ClaimedCheck } from "../domain/check"
 import { checkFailedOutcome } from "../domain/outcome"
+import type { CheckCompletion } from "../storage/LinkcheckStore"
 import { LinkcheckStore } from "../storage/LinkcheckStore"
 import { Checker } from "./Checker"
 import { CheckSignal } from "./CheckSignal"
@@ -35,13 +36,16 @@ export const defaultSchedulerOptions: SchedulerOptions = {
 /** Out of every 21 claimed slots one goes to low priority first (the public system weights them 20 to 1). */
 const LOW_PRIORITY_SHARE = 1 / 21
 
+/** Results recorded in one transaction at most; more wait for the next. */
+const MAX_RESULTS_PER_WRITE = 256
 
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
 /**
  * Claims pending checks from the store and runs them: at most `concurrency` at once and `perHostConcurrency` per
- * host, high priority first without starving low. Claims are extended while checks run, so only a dead worker's
- * checks are taken over. On interruption it stops claiming, lets running checks finish within the grace period and
+ * host, high priority first without starving low. Results are recorded in batches, as many as finished while the
+ * previous write ran. Claims are extended while checks run, so only a dead worker's checks are taken over. On
+ * interruption it stops claiming, lets running checks finish within the grace period, records their results and
  * hands the rest back.
  */
 export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
@@ -49,9 +53,13 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const settings = { ...defaultSchedulerOptions, ...options }
     const store = yield* LinkcheckStore
     const checker = yield* Checker
-    const wakeUp = yield* CheckSignal
-    const running = new Map<string, ClaimedCheck>()
-    const inFlightByHost = new Map<string, number>()
+    const signal = yield* CheckSignal
+    /** Claimed and being checked: these count against the concurrency limits. */
+    const checking = new Map<string, ClaimedCheck>()
+    const checkingByHost = new Map<string, number>()
+    /** Checked, result not recorded yet: still claimed by this worker. */
+    const unrecorded = new Set<string>()
+    const results = yield* Queue.unbounded<CheckCompletion>()
     const nextStartByHost = new Map<string, number>()
     let lowPriorityCredit = 0
 
@@ -59,49 +67,69 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
 
     const waitForHostTurn = (host: string) =>
       Effect.gen(function*() {
+        const interval = Duration.toMillis(settings.perHostInterval)
+        if (interval === 0) return
         const at = yield* Clock.currentTimeMillis
         const start = Math.max(at, nextStartByHost.get(host) ?? 0)
-        nextStartByHost.set(host, start + Duration.toMillis(settings.perHostInterval))
+        nextStartByHost.set(host, start + interval)
         if (start > at) yield* Effect.sleep(Duration.millis(start - at))
       })
 
-    const finish = (check: ClaimedCheck) =>
+    const stopChecking = (check: ClaimedCheck) =>
       Effect.sync(() => {
-        running.delete(check.id)
-        const left = (inFlightByHost.get(check.host) ?? 1) - 1
-        if (left === 0) inFlightByHost.delete(check.host)
-        else inFlightByHost.set(check.host, left)
-      }).pipe(Effect.zipRight(wakeUp.notify))
+        checking.delete(check.id)
+        const left = (checkingByHost.get(check.host) ?? 1) - 1
+        if (left === 0) checkingByHost.delete(check.host)
+        else checkingByHost.set(check.host, left)
+      }).pipe(Effect.zipRight(signal.notify))
 
     const runCheck = (check: ClaimedCheck) =>
       Effect.gen(function*() {
         const result = check.attempts > settings.maxAttempts
           ? checkFailedOutcome
           : yield* waitForHostTurn(check.host).pipe(Effect.zipRight(checker.check(check.uri, { background: true })))
-        const completedAt = yield* now
-        yield* store.transaction(
-          store.completeCheck({ id: check.id, workerId: settings.workerId, result, now: completedAt }).pipe(
-            Effect.flatMap(Option.match({
-              onNone: () => Effect.void,
-              onSome: ({ completedBatches }) => enqueueWebhooks(completedBatches)
-            }))
-          )
-        )
+        unrecorded.add(check.id)
+        yield* Queue.offer(results, { id: check.id, result })
       }).pipe(
         Effect.onExit((exit) =>
           Exit.isInterrupted(exit)
             ? store.releaseClaims(settings.workerId, [check.id]).pipe(Effect.ignoreLogged)
             : Effect.void
         ),
-        Effect.tapErrorCause((cause) =>
-          Effect.logWarning("Link check could not be recorded; it will be retried when its claim expires", cause)
-        ),
-        Effect.ensuring(finish(check)),
-        Effect.ignore
+        Effect.ensuring(stopChecking(check))
       )
 
+    /** Uninterruptible: results taken off the queue are recorded even when shutdown begins meanwhile. */
+    const record = (batch: ReadonlyArray<CheckCompletion>) =>
+      Effect.gen(function*() {
+        const completed = yield* store.transaction(
+          Effect.gen(function*() {
+            const completed = yield* store.completeChecks({ workerId: settings.workerId, now: yield* now, results: batch })
+            yield* enqueueWebhooks(completed.completedBatches)
+            return completed
+          })
+        )
+        if (completed.recorded.length < batch.length) {
+          yield* Effect.logWarning("Some link check results came after their claims expired and were dropped").pipe(
+            Effect.annotateLogs({ dropped: batch.length - completed.recorded.length })
+          )
+        }
+      }).pipe(
+        Effect.tapErrorCause((cause) =>
+          Effect.logWarning("Link check results could not be recorded; the checks run again when their claims expire", cause)
+        ),
+        Effect.ignore,
+        Effect.ensuring(Effect.sync(() => batch.forEach(({ id }) => unrecorded.delete(id)))),
+        Effect.uninterruptible
+      )
+
+    const recordLoop = Queue.takeBetween(results, 1, MAX_RESULTS_PER_WRITE).pipe(
+      Effect.flatMap((chunk) => record([...chunk])),
+      Effect.forever
+    )
+
     const claimMore = Effect.gen(function*() {
-      const free = settings.concurrency - running.size
+      const free = settings.concurrency - checking.size
       if (free <= 0) return []
       lowPriorityCredit += free * LOW_PRIORITY_SHARE
       const lowPriorityQuota = Math.floor(lowPriorityCredit)
@@ -111,14 +139,14 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         claimUntil: yield* claimDeadline,
         limit: free,
         perHost: settings.perHostConcurrency,
-        inFlightByHost,
+        inFlightByHost: checkingByHost,
         lowPriorityQuota
       })
       const lowClaimed = claimed.filter((check) => check.priority === "low").length
       lowPriorityCredit = Math.max(0, lowPriorityCredit - Math.min(lowClaimed, lowPriorityQuota))
       for (const check of claimed) {
-        running.set(check.id, check)
-        inFlightByHost.set(check.host, (inFlightByHost.get(check.host) ?? 0) + 1)
+        checking.set(check.id, check)
+        checkingByHost.set(check.host, (checkingByHost.get(check.host) ?? 0) + 1)
       }
       return claimed
     })
@@ -126,8 +154,9 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const checks = yield* FiberSet.make<void, never>()
 
     const extendClaims = Effect.gen(function*() {
-      if (running.size === 0) return
-      yield* store.extendClaims(settings.workerId, [...running.keys()], yield* claimDeadline)
+      const held = [...checking.keys(), ...unrecorded]
+      if (held.length === 0) return
+      yield* store.extendClaims(settings.workerId, held, yield* claimDeadline)
     }).pipe(Effect.ignoreLogged, Effect.repeat(Schedule.spaced(Duration.times(CLAIM_DURATION, 1 / 3))))
 
     const claimLoop = Effect.gen(function*() {
@@ -136,15 +165,22 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         Effect.orElseSucceed((): ReadonlyArray<ClaimedCheck> => [])
       )
       for (const check of claimed) yield* FiberSet.run(checks, runCheck(check))
-      if (claimed.length === 0 || running.size >= settings.concurrency) yield* wakeUp.wait(settings.pollInterval)
+      if (claimed.length === 0 || checking.size >= settings.concurrency) yield* signal.wait(settings.pollInterval)
     }).pipe(Effect.forever)
 
-    const drain = Effect.gen(function*() {
-      if (running.size === 0) return
-      yield* Effect.logInfo("Link checks finishing before shutdown").pipe(Effect.annotateLogs({ running: running.size }))
-      const allDone = yield* FiberSet.join(checks).pipe(Effect.timeoutOption(settings.shutdownGracePeriod))
-      if (Option.isNone(allDone)) yield* FiberSet.clear(checks)
+    const recordRemaining = Effect.gen(function*() {
+      const remaining = yield* Queue.takeAll(results)
+      if (remaining.length > 0) yield* record([...remaining])
     })
 
-    return yield* Effect.raceFirst(claimLoop, extendClaims).pipe(Effect.ensuring(drain))
+    const drain = Effect.gen(function*() {
+      if (checking.size > 0) {
+        yield* Effect.logInfo("Link checks finishing before shutdown").pipe(Effect.annotateLogs({ running: checking.size }))
+        const allDone = yield* FiberSet.awaitEmpty(checks).pipe(Effect.timeoutOption(settings.shutdownGracePeriod))
+        if (Option.isNone(allDone)) yield* FiberSet.clear(checks)
+      }
+      yield* recordRemaining
+    })
+
+    return yield* Effect.raceAll([claimLoop, extendClaims, recordLoop]).pipe(Effect.ensuring(drain))
   }).pipe(Effect.scoped)

@@ -7,7 +7,7 @@ import type { CheckParams, CreateBatchBody } from "../api/requests"
 import type { Webhook } from "../domain/check"
 import { toBatchReport, toLinkReport } from "../domain/reports"
 import { LinkcheckStore } from "../storage/LinkcheckStore"
-import type { CompletedCheck, StoreError } from "../storage/LinkcheckStore"
+import type { CompletedChecks, StoreError } from "../storage/LinkcheckStore"
 import { Checker } from "./Checker"
 import { CheckSignal } from "./CheckSignal"
 import { webhookDedupeKey, WebhookDelivery } from "./webhookJob"
@@ -34,7 +34,7 @@ const reuseSince = (at: Date, checkedWithinSeconds: number) =>
   checkedWithinSeconds === 0 ? null : new Date(at.getTime() - checkedWithinSeconds * 1000)
 
 /** Enqueues the webhook of each batch that just completed; runs inside the store transaction that completed them. */
-export const enqueueWebhooks = (completed: CompletedCheck["completedBatches"]) =>
+export const enqueueWebhooks = (completed: CompletedChecks["completedBatches"]) =>
   Effect.flatMap(JobQueue, (jobs) =>
     Effect.forEach(
       completed.filter((batch): batch is { id: number; webhook: Webhook } => batch.webhook !== null),
@@ -61,7 +61,7 @@ export const linkCheckerLayer = Layer.effect(
         })
         const result = yield* checker.check(uri, { background: false })
         const completedAt = yield* now
-        yield* store.completeCheck({ id: created.id, workerId, result, now: completedAt })
+        yield* store.completeChecks({ workerId, now: completedAt, results: [{ id: created.id, result }] })
         return toLinkReport({ ...created, completedAt, result })
       })
 

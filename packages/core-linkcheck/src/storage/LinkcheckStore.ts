@@ -30,8 +30,15 @@ export interface ClaimRequest {
   readonly lowPriorityQuota: number
 }
 
-export interface CompletedCheck {
-  /** Batches whose last pending link this check was; they are now completed at `completedAt`. */
+export interface CheckCompletion {
+  readonly id: string
+  readonly result: CheckResult
+}
+
+export interface CompletedChecks {
+  /** The checks whose results were recorded: those the worker still held. */
+  readonly recorded: ReadonlyArray<string>
+  /** Batches whose last pending links these checks were; they are now completed. */
   readonly completedBatches: ReadonlyArray<{ readonly id: number; readonly webhook: Webhook | null }>
 }
 
@@ -76,15 +83,14 @@ export class LinkcheckStore extends Context.Tag("@civicstack/core-linkcheck/Link
   /** Hands claimed checks back unstarted (shutdown): they are claimable again at once and the attempt is not counted. */
   readonly releaseClaims: (workerId: string, ids: ReadonlyArray<string>) => Effect.Effect<void, StoreError>
   /**
-   * Records the result of a check. With `workerId`, only if that worker still holds the claim (else `None`).
-   * Completes the batches for which this was the last pending link.
+   * Records the results of checks in one atomic step, each only if `workerId` still holds its claim (the others are
+   * left alone), and completes the batches for which these were the last pending links.
    */
-  readonly completeCheck: (input: {
-    readonly id: string
+  readonly completeChecks: (input: {
     readonly workerId: string
-    readonly result: CheckResult
     readonly now: Date
-  }) => Effect.Effect<Option.Option<CompletedCheck>, StoreError>
+    readonly results: ReadonlyArray<CheckCompletion>
+  }) => Effect.Effect<CompletedChecks, StoreError>
   readonly recordWebhookAttempt: (attempt: WebhookAttempt) => Effect.Effect<void, StoreError>
   readonly webhookAttempts: (batchId: number) => Effect.Effect<ReadonlyArray<WebhookAttempt>, StoreError>
   /** Deletes checks completed before `before`, and every batch that contains one of them. */

@@ -1,7 +1,7 @@
 import { Effect, FiberRef, HashMap, Layer, Option, Order, Ref, SortedSet } from "effect"
 import type { BatchRecord, CheckPriority, CheckRecord, CheckResult, ClaimedCheck, Webhook } from "../domain/check"
 import { hostOf } from "../domain/check"
-import type { ClaimRequest, CompletedCheck, NewBatch, WebhookAttempt } from "./LinkcheckStore"
+import type { CheckCompletion, ClaimRequest, CompletedChecks, NewBatch, WebhookAttempt } from "./LinkcheckStore"
 import { LinkcheckStore, StoreError } from "./LinkcheckStore"
 
 interface StoredCheck {
@@ -238,29 +238,28 @@ const updateHeldChecks = (
   return state
 }
 
-const completeCheck = (
+const completeChecks = (
   initial: State,
-  input: { readonly id: string; readonly workerId: string; readonly result: CheckResult; readonly now: Date }
-): readonly [Option.Option<CompletedCheck>, State] => {
-  const check = Option.getOrUndefined(checkOf(initial, input.id))
-  if (check === undefined || !isHeldBy(check, input.workerId)) return [Option.none(), initial]
-  let state = putCheck(initial, {
-    ...check,
-    completedAt: input.now,
-    result: input.result,
-    claimedBy: null,
-    claimedUntil: null
-  })
+  input: { readonly workerId: string; readonly now: Date; readonly results: ReadonlyArray<CheckCompletion> }
+): readonly [CompletedChecks, State] => {
+  let state = initial
+  const recorded: Array<string> = []
   const completedBatches: Array<{ readonly id: number; readonly webhook: Webhook | null }> = []
-  for (const { batchId, links } of Option.getOrElse(HashMap.get(state.batchLinksByCheck, check.id), () => [])) {
-    const batch = Option.getOrThrow(HashMap.get(state.batches, batchId))
-    if (batch.completedAt !== null) continue
-    const pendingLinks = batch.pendingLinks - links
-    const completedAt = pendingLinks === 0 ? input.now : null
-    if (completedAt !== null) completedBatches.push({ id: batch.id, webhook: batch.webhook })
-    state = { ...state, batches: HashMap.set(state.batches, batchId, { ...batch, pendingLinks, completedAt }) }
+  for (const { id, result } of input.results) {
+    const check = Option.getOrUndefined(checkOf(state, id))
+    if (check === undefined || !isHeldBy(check, input.workerId)) continue
+    recorded.push(id)
+    state = putCheck(state, { ...check, completedAt: input.now, result, claimedBy: null, claimedUntil: null })
+    for (const { batchId, links } of Option.getOrElse(HashMap.get(state.batchLinksByCheck, check.id), () => [])) {
+      const batch = Option.getOrThrow(HashMap.get(state.batches, batchId))
+      if (batch.completedAt !== null) continue
+      const pendingLinks = batch.pendingLinks - links
+      const completedAt = pendingLinks === 0 ? input.now : null
+      if (completedAt !== null) completedBatches.push({ id: batch.id, webhook: batch.webhook })
+      state = { ...state, batches: HashMap.set(state.batches, batchId, { ...batch, pendingLinks, completedAt }) }
+    }
   }
-  return [Option.some({ completedBatches: completedBatches.sort((a, b) => a.id - b.id) }), state]
+  return [{ recorded, completedBatches: completedBatches.sort((a, b) => a.id - b.id) }, state]
 }
 
 const recordWebhookAttempt = (state: State, attempt: WebhookAttempt): readonly [boolean, State] =>
@@ -375,7 +374,7 @@ const make = Effect.gen(function*() {
           attempts: check.attempts - 1
         }))
       ]),
-    completeCheck: (input) => atomically((state) => completeCheck(state, input)),
+    completeChecks: (input) => atomically((state) => completeChecks(state, input)),
     recordWebhookAttempt: (attempt) =>
       atomically((state) => recordWebhookAttempt(state, attempt)).pipe(
         Effect.filterOrFail(

@@ -3,7 +3,7 @@ import type { Context } from "effect"
 import { Effect, Layer, Option, Schema } from "effect"
 import type { BatchRecord, CheckPriority, CheckRecord, CheckResult, ClaimedCheck, Webhook } from "../domain/check"
 import { hostOf } from "../domain/check"
-import type { ClaimRequest, NewBatch, WebhookAttempt } from "./LinkcheckStore"
+import type { CheckCompletion, ClaimRequest, NewBatch, WebhookAttempt } from "./LinkcheckStore"
 import { LinkcheckStore, StoreError } from "./LinkcheckStore"
 
 type Store = Context.Tag.Service<LinkcheckStore>
@@ -316,30 +316,53 @@ const make = Effect.gen(function*() {
       WHERE id IN (${heldChecks(workerId, ids)})
     `.pipe(Effect.asVoid, storeFailure("releaseClaims"))
 
-  const recordResult = (id: string, workerId: string, result: CheckResult, now: Date) =>
-    sql`
-      UPDATE linkcheck.checks
-      SET completed_at = ${timestamp(now)}::timestamptz, status = ${result.status},
-        errors = ${JSON.stringify(result.errors)}::jsonb, warnings = ${JSON.stringify(result.warnings)}::jsonb,
-        danger = ${JSON.stringify(result.danger)}::jsonb, problem_summary = ${result.problemSummary}::text,
-        suggested_fix = ${result.suggestedFix}::text, claimed_by = NULL, claimed_until = NULL
-      WHERE id = ${id}::bigint AND claimed_by = ${workerId} AND completed_at IS NULL
-      RETURNING id::text AS id
-    `.pipe(Effect.flatMap(decodeRows(IdRow)), Effect.map((rows) => rows.length > 0))
+  /** Records the results of the checks the worker still holds; returns their ids. */
+  const recordResults = (workerId: string, results: ReadonlyArray<CheckCompletion>, now: Date) => {
+    const rows = results.filter(({ id }) => isCheckId(id)).map(({ id, result }) => ({
+      id,
+      status: result.status,
+      errors: result.errors,
+      warnings: result.warnings,
+      danger: result.danger,
+      problem_summary: result.problemSummary,
+      suggested_fix: result.suggestedFix
+    }))
+    return sql`
+      UPDATE linkcheck.checks c
+      SET completed_at = ${timestamp(now)}::timestamptz, status = r.status, errors = r.errors, warnings = r.warnings,
+        danger = r.danger, problem_summary = r.problem_summary, suggested_fix = r.suggested_fix,
+        claimed_by = NULL, claimed_until = NULL
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(
+        id bigint, status text, errors jsonb, warnings jsonb, danger jsonb, problem_summary text, suggested_fix text
+      )
+      WHERE c.id = r.id AND c.claimed_by = ${workerId} AND c.completed_at IS NULL
+      RETURNING c.id::text AS id
+    `.pipe(Effect.flatMap(decodeRows(IdRow)), Effect.map((recorded) => recorded.map((row) => row.id)))
+  }
 
-  /** Run after the check's row is locked and updated, so that this statement sees every batch that waits for it. */
-  const countDownBatches = (checkId: string, now: Date) =>
-    sql`
-      UPDATE linkcheck.batches b
-      SET pending_links = b.pending_links - l.links,
-        completed_at = CASE WHEN b.pending_links = l.links THEN ${timestamp(now)}::timestamptz END
-      FROM (
-        SELECT batch_id, count(*)::integer AS links FROM linkcheck.batch_links
-        WHERE check_id = ${checkId}::bigint GROUP BY batch_id
-      ) l
-      WHERE b.id = l.batch_id AND b.completed_at IS NULL
-      RETURNING ${batchColumns}
+  /**
+   * Run after the checks' rows are updated, so that it sees every batch that waits for them. The batches are locked
+   * in id order first, so that two workers counting down the same batches cannot deadlock.
+   */
+  const countDownBatches = (checkIds: ReadonlyArray<string>, now: Date) => {
+    const links = sql`
+      SELECT batch_id, count(*)::integer AS links FROM linkcheck.batch_links
+      WHERE check_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(checkIds)}::jsonb)::bigint)
+      GROUP BY batch_id
+    `
+    return sql`
+      SELECT b.id FROM linkcheck.batches b
+      WHERE b.completed_at IS NULL AND b.id IN (SELECT batch_id FROM (${links}) l)
+      ORDER BY b.id FOR NO KEY UPDATE
     `.pipe(
+      Effect.zipRight(sql`
+        UPDATE linkcheck.batches b
+        SET pending_links = b.pending_links - l.links,
+          completed_at = CASE WHEN b.pending_links = l.links THEN ${timestamp(now)}::timestamptz END
+        FROM (${links}) l
+        WHERE b.id = l.batch_id AND b.completed_at IS NULL
+        RETURNING ${batchColumns}
+      `),
       Effect.flatMap(decodeRows(BatchRow)),
       Effect.map((rows) =>
         rows
@@ -348,15 +371,14 @@ const make = Effect.gen(function*() {
           .sort((a, b) => a.id - b.id)
       )
     )
+  }
 
-  const completeCheck = (input: Parameters<Store["completeCheck"]>[0]) =>
-    isCheckId(input.id)
-      ? sql.withTransaction(Effect.gen(function*() {
-        const recorded = yield* recordResult(input.id, input.workerId, input.result, input.now)
-        if (!recorded) return Option.none()
-        return Option.some({ completedBatches: yield* countDownBatches(input.id, input.now) })
-      })).pipe(storeFailure("completeCheck"))
-      : Effect.succeed(Option.none())
+  const completeChecks = (input: Parameters<Store["completeChecks"]>[0]) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const recorded = yield* recordResults(input.workerId, input.results, input.now)
+      if (recorded.length === 0) return { recorded, completedBatches: [] }
+      return { recorded, completedBatches: yield* countDownBatches(recorded, input.now) }
+    })).pipe(storeFailure("completeChecks"))
 
   const recordWebhookAttempt = (attempt: WebhookAttempt) =>
     sql`
@@ -422,7 +444,7 @@ const make = Effect.gen(function*() {
     claimChecks,
     extendClaims,
     releaseClaims,
-    completeCheck,
+    completeChecks,
     recordWebhookAttempt,
     webhookAttempts,
     deleteCompletedBefore

@@ -7,6 +7,17 @@ import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
 import type { StoreUnderTest } from "./backends"
 import { SecondCopy } from "./backends"
 
+/** Records one result, as the single-check callers of `completeChecks` do: `None` when the worker no longer holds it. */
+const completeOne = (
+  store: Context.Tag.Service<LinkcheckStore>,
+  input: { readonly id: string; readonly workerId: string; readonly result: CheckResult; readonly now: Date }
+) =>
+  store.completeChecks({ workerId: input.workerId, now: input.now, results: [{ id: input.id, result: input.result }] }).pipe(
+    Effect.map((completed) =>
+      completed.recorded.length === 0 ? Option.none() : Option.some({ completedBatches: completed.completedBatches })
+    )
+  )
+
 const start = new Date("2024-03-01T12:00:00.000Z")
 const at = (seconds: number) => new Date(start.getTime() + seconds * 1000)
 
@@ -67,7 +78,7 @@ const complete = (ids: ReadonlyArray<string>, now: Date, result: CheckResult = o
   Effect.gen(function*() {
     const store = yield* LinkcheckStore
     yield* store.claimChecks(claimRequest({ workerId: "completer", now, claimUntil: new Date(now.getTime() + 60_000) }))
-    return yield* Effect.forEach(ids, (id) => store.completeCheck({ id, workerId: "completer", result, now }))
+    return yield* Effect.forEach(ids, (id) => completeOne(store, { id, workerId: "completer", result, now }))
   })
 
 export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<StoreUnderTest, unknown>) => {
@@ -108,7 +119,7 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
         Effect.gen(function*() {
           const store = yield* LinkcheckStore
           const older = yield* claimedCheck("https://example.com/")
-          yield* store.completeCheck({ id: older.id, workerId: "worker-a", result: broken, now: at(5) })
+          yield* completeOne(store, { id: older.id, workerId: "worker-a", result: broken, now: at(5) })
           const pending = yield* store.createCheck({ uri: "https://example.com/", priority: "high", now: at(10) })
 
           const completed = yield* store.findCheck("https://example.com/", { since: start, completedOnly: true })
@@ -161,7 +172,7 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           const store = yield* LinkcheckStore
           const tooOld = yield* store.createCheck({ uri: "https://old.example/", priority: "high", now: start })
           const done = yield* claimedCheck("https://done.example/", "worker-a", at(100))
-          yield* store.completeCheck({ id: done.id, workerId: "worker-a", result: ok, now: at(110) })
+          yield* completeOne(store, { id: done.id, workerId: "worker-a", result: ok, now: at(110) })
           const waiting = yield* store.createCheck({ uri: "https://waiting.example/", priority: "high", now: at(120) })
 
           const batch = yield* newBatch(
@@ -195,8 +206,8 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           const store = yield* LinkcheckStore
           const first = yield* claimedCheck("https://one.example/")
           const second = yield* claimedCheck("https://two.example/")
-          yield* store.completeCheck({ id: second.id, workerId: "worker-a", result: broken, now: at(30) })
-          yield* store.completeCheck({ id: first.id, workerId: "worker-a", result: ok, now: at(20) })
+          yield* completeOne(store, { id: second.id, workerId: "worker-a", result: broken, now: at(30) })
+          yield* completeOne(store, { id: first.id, workerId: "worker-a", result: ok, now: at(20) })
 
           const batch = yield* newBatch(["https://one.example/", "https://two.example/", "https://one.example/"], {
             now: at(100)
@@ -307,11 +318,11 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           const second = yield* claim({ workerId: "worker-b", now: at(61), claimUntil: at(120) })
           expect(second.map((claimed) => [claimed.id, claimed.attempts])).toEqual([[check!.id, 2]])
 
-          const late = yield* store.completeCheck({ id: check!.id, workerId: "worker-a", result: ok, now: at(62) })
+          const late = yield* completeOne(store, { id: check!.id, workerId: "worker-a", result: ok, now: at(62) })
           expect(late).toEqual(Option.none())
           const pending = yield* store.findCheck("https://example.com/", { since: start, completedOnly: true })
           expect(pending).toEqual(Option.none())
-          const done = yield* store.completeCheck({ id: check!.id, workerId: "worker-b", result: ok, now: at(63) })
+          const done = yield* completeOne(store, { id: check!.id, workerId: "worker-b", result: ok, now: at(63) })
           expect(Option.isSome(done)).toBe(true)
           expect(yield* claim({ workerId: "worker-c", now: at(500) })).toEqual([])
         }))
@@ -377,10 +388,10 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           yield* store.releaseClaims("worker-a", [one!])
           const again = yield* claim({ workerId: "worker-b" })
           expect(again.map((check) => [check.id, check.attempts])).toEqual([[one, 1]])
-          expect(yield* store.completeCheck({ id: one!, workerId: "worker-a", result: ok, now: at(1) })).toEqual(
+          expect(yield* completeOne(store, { id: one!, workerId: "worker-a", result: ok, now: at(1) })).toEqual(
             Option.none()
           )
-          expect(Option.isSome(yield* store.completeCheck({ id: two!, workerId: "worker-a", result: ok, now: at(1) })))
+          expect(Option.isSome(yield* completeOne(store, { id: two!, workerId: "worker-a", result: ok, now: at(1) })))
             .toBe(true)
         }))
 
@@ -398,23 +409,23 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
         }))
     })
 
-    describe("completeCheck", () => {
+    describe("completeChecks", () => {
       test("records the result only for the worker holding the claim, once", () =>
         Effect.gen(function*() {
           const store = yield* LinkcheckStore
           const check = yield* claimedCheck("https://example.com/", "worker-a")
-          expect(yield* store.completeCheck({ id: check.id, workerId: "worker-b", result: ok, now: at(1) })).toEqual(
+          expect(yield* completeOne(store, { id: check.id, workerId: "worker-b", result: ok, now: at(1) })).toEqual(
             Option.none()
           )
-          expect(yield* store.completeCheck({ id: check.id, workerId: "worker-a", result: broken, now: at(2) }))
+          expect(yield* completeOne(store, { id: check.id, workerId: "worker-a", result: broken, now: at(2) }))
             .toEqual(Option.some({ completedBatches: [] }))
-          expect(yield* store.completeCheck({ id: check.id, workerId: "worker-a", result: ok, now: at(3) })).toEqual(
+          expect(yield* completeOne(store, { id: check.id, workerId: "worker-a", result: ok, now: at(3) })).toEqual(
             Option.none()
           )
-          expect(yield* store.completeCheck({ id: "999999", workerId: "worker-a", result: ok, now: at(3) })).toEqual(
+          expect(yield* completeOne(store, { id: "999999", workerId: "worker-a", result: ok, now: at(3) })).toEqual(
             Option.none()
           )
-          expect(yield* store.completeCheck({ id: "not-an-id", workerId: "worker-a", result: ok, now: at(3) }))
+          expect(yield* completeOne(store, { id: "not-an-id", workerId: "worker-a", result: ok, now: at(3) }))
             .toEqual(Option.none())
           const found = yield* store.findCheck("https://example.com/", { since: start, completedOnly: true })
           expect(Option.map(found, (record) => [record.completedAt, record.result])).toEqual(
@@ -426,9 +437,34 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
         Effect.gen(function*() {
           const store = yield* LinkcheckStore
           const check = yield* store.createCheck({ uri: "https://example.com/", priority: "high", now: start })
-          expect(yield* store.completeCheck({ id: check.id, workerId: "worker-a", result: ok, now: at(1) })).toEqual(
+          expect(yield* completeOne(store, { id: check.id, workerId: "worker-a", result: ok, now: at(1) })).toEqual(
             Option.none()
           )
+        }))
+
+      test("records many results in one step, skipping those the worker does not hold, and completes their batches", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const first = yield* newBatch(["https://a.example/", "https://b.example/"])
+          const second = yield* newBatch(["https://b.example/", "https://c.example/"])
+          const claimed = yield* store.claimChecks(claimRequest({ workerId: "worker-a", now: start, claimUntil: at(60) }))
+          const idOf = (uri: string) => claimed.find((check) => check.uri === uri)!.id
+          const elsewhere = yield* claimedCheck("https://d.example/", "worker-b")
+          const completed = yield* store.completeChecks({
+            workerId: "worker-a",
+            now: at(5),
+            results: [
+              { id: idOf("https://a.example/"), result: ok },
+              { id: idOf("https://b.example/"), result: broken },
+              { id: elsewhere.id, result: ok }
+            ]
+          })
+          expect([...completed.recorded].sort()).toEqual([idOf("https://a.example/"), idOf("https://b.example/")].sort())
+          expect(completed.completedBatches).toEqual([{ id: first.id, webhook: null }])
+          const secondNow = yield* store.findBatch(second.id)
+          expect(Option.map(secondNow, (batch) => batch.completedAt)).toEqual(Option.some(null))
+          const untouched = yield* store.findCheck("https://d.example/", { since: start, completedOnly: true })
+          expect(untouched).toEqual(Option.none())
         }))
 
       test("completes a batch with its last pending link, counting a uri given twice once", () =>
@@ -464,7 +500,7 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           const copies = [yield* LinkcheckStore, yield* SecondCopy]
           const results = yield* Effect.forEach(
             claimed,
-            (check, i) => copies[i % 2]!.completeCheck({ id: check.id, workerId: "worker-a", result: ok, now: at(5) }),
+            (check, i) => completeOne(copies[i % 2]!, { id: check.id, workerId: "worker-a", result: ok, now: at(5) }),
             { concurrency: "unbounded" }
           )
           const completedIds = results.flatMap((result) =>
@@ -484,7 +520,7 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           const outcomes = yield* Effect.forEach(checks, (check) =>
             Effect.all([
               second.createBatch({ uris: [check.uri], priority: "high", reuseSince: start, webhook: null, now: at(1) }),
-              store.completeCheck({ id: check.id, workerId: "worker-a", result: ok, now: at(1) })
+              completeOne(store, { id: check.id, workerId: "worker-a", result: ok, now: at(1) })
             ], { concurrency: 2 }).pipe(Effect.map(([batch, completion]) => ({ check, batch, completion }))))
           for (const { batch, check, completion } of outcomes) {
             expect(batch.checks.map((reused) => reused.id)).toEqual([check.id])
@@ -532,8 +568,8 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           const recent = yield* newBatch(["https://recent.example/"], { reuseSince: null })
           const [old, pending] = oldAndPending.checks.map((check) => check.id)
           yield* store.claimChecks(claimRequest({ workerId: "completer" }))
-          yield* store.completeCheck({ id: old!, workerId: "completer", result: ok, now: at(10) })
-          yield* store.completeCheck({ id: recent.checks[0]!.id, workerId: "completer", result: ok, now: at(100) })
+          yield* completeOne(store, { id: old!, workerId: "completer", result: ok, now: at(10) })
+          yield* completeOne(store, { id: recent.checks[0]!.id, workerId: "completer", result: ok, now: at(100) })
           yield* store.recordWebhookAttempt({
             batchId: oldAndPending.id,
             attemptedAt: at(5),
