@@ -84,20 +84,43 @@ const check = Command.make(
     checkAll(uris).pipe(Effect.tap((report) => printReport(report, json)), Effect.flatMap(exitCodeFor))
 ).pipe(Command.withDescription("Check links now, in this process: one line per link, a progress bar for many"))
 
+/** The links file cannot be read or lists no links. */
+class UnusableLinkFile extends Schema.TaggedError<UnusableLinkFile>()("UnusableLinkFile", { message: Schema.String }) {}
+
+/** One link per line; blank lines and lines starting with `#` are skipped. */
+const readLinkFile = (file: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(file).pipe(
+      Effect.mapError((error) =>
+        new UnusableLinkFile({ message: `Cannot read links from ${file}: ${error.description ?? error.message}` })
+      )
+    )
+    const uris = text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"))
+    if (uris.length === 0) {
+      return yield* new UnusableLinkFile({ message: `${file} has no links (one per line, # starts a comment)` })
+    }
+    return uris
+  })
+
 const batch = Command.make(
   "batch",
-  { file: Args.file({ name: "file", exists: "yes" }), json },
+  // Any path: the command itself explains a missing file or a directory (exit code 2).
+  { file: Args.path({ name: "file" }).pipe(Args.withDescription("a text file of links, one per line")), json },
   ({ file, json }) =>
     Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const uris = (yield* fs.readFileString(file)).split(/\r?\n/).map((line) => line.trim())
-        .filter((line) => line !== "" && !line.startsWith("#"))
-      if (uris.length === 0) return yield* Console.error(`${file} has no links (one per line)`)
-      const report = yield* checkAll(uris)
+      const report = yield* checkAll(yield* readLinkFile(file))
       yield* printReport(report, json)
       yield* exitCodeFor(report)
-    })
-).pipe(Command.withDescription("Check every link in a file (one per line) as one batch; --json for scripts"))
+    }).pipe(
+      // Exit code 2, not 1: a script can tell a file it could not use from broken links.
+      Effect.catchTag("UnusableLinkFile", (error) =>
+        Console.error(error.message).pipe(Effect.zipRight(Effect.sync(() => { process.exitCode = 2 }))))
+    )
+).pipe(Command.withDescription(
+  "Check every link in a file (one per line, # comments) as one batch; --json for scripts. " +
+    "Exit code 1 when a link is broken, 2 when the file cannot be read or lists no links"
+))
 
 export const linkcheckCommand = Command.make("linkcheck").pipe(
   Command.withDescription("Link checking from the command line"),

@@ -64,6 +64,9 @@ const CHECK_COLUMNS = `c.id::text AS id, c.uri, c.priority, c.created_at, c.comp
 const BATCH_COLUMNS = `b.id::text AS id, b.created_at, b.completed_at, b.webhook_uri, b.webhook_secret_token`
 
 /** A check id that the database can compare with a bigint; any other string names no check. */
+/** How many of the oldest waiting checks of each priority a claim considers, per check it may take. */
+const CANDIDATES_PER_SLOT = 8
+
 const isCheckId = (id: string) => /^[1-9]\d{0,17}$/.test(id)
 
 const isBatchId = (id: number) => Number.isSafeInteger(id) && id > 0
@@ -246,22 +249,37 @@ const make = Effect.gen(function*() {
       })
     }).pipe(storeFailure("findBatch"))
 
+  /**
+   * A claim looks at the oldest waiting checks of each priority only, so that its cost does not grow with the
+   * backlog; hosts further back get their turn as these are done.
+   */
   const claimChecks = (request: ClaimRequest) => {
     const limit = Math.max(0, Math.floor(request.limit))
     const lowQuota = Math.min(limit, Math.max(0, Math.floor(request.lowPriorityQuota)))
     if (limit === 0) return Effect.succeed<ReadonlyArray<ClaimedCheck>>([])
     const now = timestamp(request.now)
     const inFlight = JSON.stringify(Object.fromEntries(request.inFlightByHost))
+    const candidates = Math.max(64, limit * CANDIDATES_PER_SLOT)
     return sql`
       WITH in_flight AS (
         SELECT f.key AS host, f.value::integer AS checks FROM jsonb_each_text(${inFlight}::jsonb) f
+      ),
+      candidates AS (
+        (SELECT id, host, priority FROM linkcheck.checks
+          WHERE priority = 1 AND completed_at IS NULL
+            AND (claimed_until IS NULL OR claimed_until < ${now}::timestamptz)
+          ORDER BY priority DESC, id LIMIT ${candidates}::integer)
+        UNION ALL
+        (SELECT id, host, priority FROM linkcheck.checks
+          WHERE priority = 0 AND completed_at IS NULL
+            AND (claimed_until IS NULL OR claimed_until < ${now}::timestamptz)
+          ORDER BY priority DESC, id LIMIT ${candidates}::integer)
       ),
       claimable AS (
         SELECT c.id, c.priority,
           row_number() OVER (PARTITION BY c.host ORDER BY c.priority DESC, c.id) AS host_rank,
           ${Math.floor(request.perHost)}::integer - coalesce(f.checks, 0) AS host_allowance
-        FROM linkcheck.checks c LEFT JOIN in_flight f ON f.host = c.host
-        WHERE c.completed_at IS NULL AND (c.claimed_until IS NULL OR c.claimed_until < ${now}::timestamptz)
+        FROM candidates c LEFT JOIN in_flight f ON f.host = c.host
       ),
       allowed AS (
         SELECT id, priority, row_number() OVER (PARTITION BY priority ORDER BY id) AS rank_in_priority

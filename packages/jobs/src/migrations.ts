@@ -1,0 +1,60 @@
+import * as Migrator from "@effect/sql/Migrator"
+import { SqlClient } from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+
+const statements = (...texts: ReadonlyArray<string>) =>
+  Effect.flatMap(SqlClient, (sql) => Effect.forEach(texts, (text) => sql.unsafe(text), { discard: true }))
+
+const createJobs = statements(
+  `CREATE TABLE jobs.jobs (
+    id bigserial PRIMARY KEY,
+    queue text NOT NULL,
+    payload jsonb NOT NULL,
+    state text NOT NULL CHECK (state IN ('queued', 'running', 'dead')),
+    priority integer NOT NULL DEFAULT 0,
+    run_at timestamptz NOT NULL,
+    attempts integer NOT NULL DEFAULT 0,
+    max_attempts integer NOT NULL CHECK (max_attempts >= 1),
+    dedupe_key text,
+    last_error text,
+    locked_by text,
+    locked_until timestamptz,
+    claim_token text,
+    created_at timestamptz NOT NULL,
+    failed_at timestamptz
+  )`,
+  `CREATE INDEX jobs_claimable ON jobs.jobs (queue, priority DESC, run_at, id) WHERE state = 'queued'`,
+  `CREATE INDEX jobs_leases ON jobs.jobs (queue, locked_until) WHERE state = 'running'`,
+  `CREATE INDEX jobs_dead ON jobs.jobs (queue, failed_at DESC) WHERE state = 'dead'`,
+  `CREATE UNIQUE INDEX jobs_dedupe ON jobs.jobs (queue, dedupe_key) WHERE dedupe_key IS NOT NULL AND state <> 'dead'`,
+  `CREATE TABLE jobs.schedules (
+    name text PRIMARY KEY,
+    last_slot timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL
+  )`
+)
+
+/** Any constant shared by every copy: serialises concurrent `migrate` runs on one database. */
+const MIGRATION_LOCK_KEY = 7_461_802_331
+
+const runMigrations = Migrator.make({})({
+  loader: Migrator.fromRecord({ "1_create_jobs": createJobs }),
+  table: "jobs.migrations"
+})
+
+/** Creates the `jobs` schema and brings its tables up to date; safe to run from several copies at once. */
+export const migrate: Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  yield* sql.withTransaction(Effect.gen(function*() {
+    yield* sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`
+    yield* sql`CREATE SCHEMA IF NOT EXISTS jobs`
+    // created here (the Migrator would too) so that its existence check cannot fail inside this transaction
+    yield* sql`CREATE TABLE IF NOT EXISTS jobs.migrations (
+      migration_id integer PRIMARY KEY,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      name text NOT NULL
+    )`
+    yield* runMigrations
+  }))
+})
