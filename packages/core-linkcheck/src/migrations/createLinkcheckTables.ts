@@ -50,3 +50,8 @@ export const createLinkcheckTables = statements(
   )`,
   `CREATE INDEX webhook_attempts_by_batch ON linkcheck.webhook_attempts (batch_id, attempted_at, id)`
 )
+
+/** Claims take the first waiting checks of each host. */
+export const indexWaitingChecksByHost = statements(
+  `CREATE INDEX checks_waiting_by_host ON linkcheck.checks (host, priority DESC, id) WHERE completed_at IS NULL`
+)

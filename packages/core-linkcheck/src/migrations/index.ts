@@ -2,13 +2,16 @@ import * as Migrator from "@effect/sql/Migrator"
 import { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { createLinkcheckTables } from "./createLinkcheckTables"
+import { createLinkcheckTables, indexWaitingChecksByHost } from "./createLinkcheckTables"
 
 /** Any constant shared by every copy: serialises concurrent `migrate` runs on one database. */
 const MIGRATION_LOCK_KEY = 5_463_118_920
 
 const runMigrations = Migrator.make({})({
-  loader: Migrator.fromRecord({ "1_create_linkcheck": createLinkcheckTables }),
+  loader: Migrator.fromRecord({
+    "1_create_linkcheck": createLinkcheckTables,
+    "2_index_waiting_checks_by_host": indexWaitingChecksByHost
+  }),
   table: "linkcheck.migrations"
 })
 

@@ -64,9 +64,6 @@ const CHECK_COLUMNS = `c.id::text AS id, c.uri, c.priority, c.created_at, c.comp
 const BATCH_COLUMNS = `b.id::text AS id, b.created_at, b.completed_at, b.webhook_uri, b.webhook_secret_token`
 
 /** A check id that the database can compare with a bigint; any other string names no check. */
-/** How many of the oldest waiting checks of each priority a claim considers, per check it may take. */
-const CANDIDATES_PER_SLOT = 8
-
 const isCheckId = (id: string) => /^[1-9]\d{0,17}$/.test(id)
 
 const isBatchId = (id: number) => Number.isSafeInteger(id) && id > 0
@@ -249,31 +246,31 @@ const make = Effect.gen(function*() {
       })
     }).pipe(storeFailure("findBatch"))
 
-  /**
-   * A claim looks at the oldest waiting checks of each priority only, so that its cost does not grow with the
-   * backlog; hosts further back get their turn as these are done.
-   */
+  /** A claim looks at the first waiting checks of each host only: as many as the host may still start. */
   const claimChecks = (request: ClaimRequest) => {
     const limit = Math.max(0, Math.floor(request.limit))
     const lowQuota = Math.min(limit, Math.max(0, Math.floor(request.lowPriorityQuota)))
     if (limit === 0) return Effect.succeed<ReadonlyArray<ClaimedCheck>>([])
     const now = timestamp(request.now)
     const inFlight = JSON.stringify(Object.fromEntries(request.inFlightByHost))
-    const candidates = Math.max(64, limit * CANDIDATES_PER_SLOT)
     return sql`
       WITH in_flight AS (
         SELECT f.key AS host, f.value::integer AS checks FROM jsonb_each_text(${inFlight}::jsonb) f
       ),
+      waiting_hosts AS (
+        SELECT DISTINCT host FROM linkcheck.checks WHERE completed_at IS NULL
+      ),
       candidates AS (
-        (SELECT id, host, priority FROM linkcheck.checks
-          WHERE priority = 1 AND completed_at IS NULL
-            AND (claimed_until IS NULL OR claimed_until < ${now}::timestamptz)
-          ORDER BY priority DESC, id LIMIT ${candidates}::integer)
-        UNION ALL
-        (SELECT id, host, priority FROM linkcheck.checks
-          WHERE priority = 0 AND completed_at IS NULL
-            AND (claimed_until IS NULL OR claimed_until < ${now}::timestamptz)
-          ORDER BY priority DESC, id LIMIT ${candidates}::integer)
+        SELECT c.id, c.host, c.priority
+        FROM waiting_hosts h
+        LEFT JOIN in_flight f ON f.host = h.host
+        CROSS JOIN LATERAL (
+          SELECT k.id, k.host, k.priority FROM linkcheck.checks k
+          WHERE k.host = h.host AND k.completed_at IS NULL
+            AND (k.claimed_until IS NULL OR k.claimed_until < ${now}::timestamptz)
+          ORDER BY k.priority DESC, k.id
+          LIMIT greatest(${Math.floor(request.perHost)}::integer - coalesce(f.checks, 0), 0)
+        ) c
       ),
       claimable AS (
         SELECT c.id, c.priority,
