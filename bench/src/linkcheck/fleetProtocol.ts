@@ -1,0 +1,24 @@
+import { Schema } from "effect"
+
+/** The fleet's process writes this prefix and its `FleetReady` JSON as one stdout line once every host listens. */
+export const fleetReadyPrefix = "FLEET_READY "
+
+export const FleetReady = Schema.Struct({
+  /** The port every fleet host listens on. */
+  port: Schema.Int,
+  /** The port of the fleet's control API on 127.0.0.1 (`GET /stats`, `POST /reset`). */
+  controlPort: Schema.Int
+})
+export type FleetReady = typeof FleetReady.Type
+
+/** What the fleet has served since its last reset. */
+export const FleetStats = Schema.Struct({
+  requests: Schema.Int,
+  headRequests: Schema.Int,
+  /** Requests for a path the plan does not have, or on another host than the link's. */
+  unexpected: Schema.Int,
+  inFlight: Schema.Int,
+  /** Per host, the most requests in progress at once. */
+  peakPerHost: Schema.Array(Schema.Int)
+})
+export type FleetStats = typeof FleetStats.Type

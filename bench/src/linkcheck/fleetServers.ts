@@ -1,0 +1,155 @@
+import { Duration, Effect, Runtime, type Scope } from "effect"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { BenchError } from "../benchError"
+import type { FleetStats } from "./fleetProtocol"
+import { FLEET_HOSTS, hostAddress, linkPath, type PlannedLink, redirectTargetPath } from "./linkPlan"
+
+/** What one path of the fleet answers, after `latencyMs`. */
+interface Route {
+  readonly host: number
+  readonly latencyMs: number
+  readonly status: 200 | 301 | 404
+  readonly location?: string
+  readonly bodyBytes: number
+}
+
+/** HTTP keep-alive is on by default; idle connections stay open this long, as on common web servers. */
+const KEEP_ALIVE_TIMEOUT_MS = 30_000
+
+const routesOf = (links: ReadonlyArray<PlannedLink>): ReadonlyMap<string, Route> => {
+  const routes = new Map<string, Route>()
+  for (const link of links) {
+    const [first = 0, second = 0] = link.hopLatenciesMs
+    const { host, bodyBytes } = link
+    if (link.kind === "redirect") {
+      routes.set(linkPath(link.id), { host, latencyMs: first, status: 301, location: redirectTargetPath(link.id), bodyBytes: 0 })
+      routes.set(redirectTargetPath(link.id), { host, latencyMs: second, status: 200, bodyBytes })
+    } else {
+      routes.set(linkPath(link.id), { host, latencyMs: first, status: link.kind === "notFound" ? 404 : 200, bodyBytes })
+    }
+  }
+  return routes
+}
+
+const filler = Buffer.from(
+  "<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore.</p>\n"
+    .repeat(400)
+)
+
+const htmlBody = (status: number, bodyBytes: number): Buffer => {
+  const head = Buffer.from(
+    `<!doctype html><html><head><meta charset="utf-8"><title>${status}</title></head><body><h1>${status}</h1>\n`
+  )
+  const tail = Buffer.from("</body></html>\n")
+  const fill = Math.max(0, Math.min(filler.length, bodyBytes - head.length - tail.length))
+  return Buffer.concat([head, filler.subarray(0, fill), tail])
+}
+
+const send = (response: ServerResponse, route: Route | undefined) => {
+  if (response.destroyed) return
+  const status = route?.status ?? 404
+  const body = htmlBody(status, route?.bodyBytes ?? 0)
+  response.writeHead(status, {
+    "content-type": "text/html; charset=utf-8",
+    "content-length": body.length,
+    ...(route?.location === undefined ? {} : { location: route.location })
+  })
+  response.end(body)
+}
+
+const listen = (server: Server, host: string, port: number) =>
+  Effect.async<number, BenchError>((resume) => {
+    const onError = (cause: Error) => resume(Effect.fail(new BenchError({ message: `cannot listen on ${host}:${port}`, cause })))
+    server.once("error", onError)
+    server.listen({ host, port }, () => {
+      server.off("error", onError)
+      resume(Effect.succeed((server.address() as AddressInfo).port))
+    })
+  })
+
+const close = (servers: ReadonlyArray<Server>) =>
+  Effect.forEach(servers, (server) =>
+    Effect.async<void>((resume) => {
+      if (!server.listening) return resume(Effect.void)
+      server.close(() => resume(Effect.void))
+      server.closeAllConnections()
+    }), { concurrency: "unbounded", discard: true })
+
+/**
+ * Listens with one server per host, all on one port: the first host takes a free port and the others the same,
+ * trying again with a new port if one of them has it taken.
+ */
+const listenOnEveryHost = (makeServer: (host: number) => Server) => {
+  const attempt = Effect.suspend(() => {
+    const servers = Array.from({ length: FLEET_HOSTS }, (_, host) => makeServer(host))
+    return Effect.gen(function*() {
+      const [first, ...others] = servers
+      if (first === undefined) return { servers, port: 0 }
+      const port = yield* listen(first, hostAddress(0), 0)
+      yield* Effect.forEach(others, (server, index) => listen(server, hostAddress(index + 1), port), { discard: true })
+      return { servers, port }
+    }).pipe(Effect.tapError(() => close(servers)))
+  })
+  return Effect.acquireRelease(attempt.pipe(Effect.retry({ times: 10 })), ({ servers }) => close(servers))
+}
+
+export interface RunningFleet {
+  readonly port: number
+  readonly stats: () => FleetStats
+  readonly reset: () => void
+}
+
+/**
+ * Serves the planned links on every fleet host with their latencies, keep-alive on, and counts the requests
+ * in progress per host. Closed with the scope.
+ */
+export const serveFleet = (links: ReadonlyArray<PlannedLink>): Effect.Effect<RunningFleet, BenchError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const routes = routesOf(links)
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const inFlightByHost = new Int32Array(FLEET_HOSTS)
+    const peakByHost = new Int32Array(FLEET_HOSTS)
+    let requests = 0
+    let headRequests = 0
+    let unexpected = 0
+
+    const handle = (host: number) => (request: IncomingMessage, response: ServerResponse) => {
+      requests += 1
+      if (request.method === "HEAD") headRequests += 1
+      inFlightByHost[host] = (inFlightByHost[host] ?? 0) + 1
+      peakByHost[host] = Math.max(peakByHost[host] ?? 0, inFlightByHost[host] ?? 0)
+      response.once("close", () => {
+        inFlightByHost[host] = (inFlightByHost[host] ?? 1) - 1
+      })
+      const route = routes.get(request.url ?? "")
+      if (route === undefined || route.host !== host) {
+        unexpected += 1
+        return send(response, undefined)
+      }
+      runFork(Effect.delay(Effect.sync(() => send(response, route)), Duration.millis(route.latencyMs)))
+    }
+
+    const { port } = yield* listenOnEveryHost((host) => {
+      const server = createServer(handle(host))
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
+      return server
+    })
+
+    return {
+      port,
+      stats: () => ({
+        requests,
+        headRequests,
+        unexpected,
+        inFlight: inFlightByHost.reduce((sum, count) => sum + count, 0),
+        peakPerHost: Array.from(peakByHost)
+      }),
+      reset: () => {
+        requests = 0
+        headRequests = 0
+        unexpected = 0
+        peakByHost.set(inFlightByHost)
+      }
+    }
+  })

@@ -1,0 +1,67 @@
+import { Cause, Console, Effect } from "effect"
+import type { FleetStats } from "./fleetProtocol"
+import type { Limits } from "./linkPlan"
+
+export type Backend = "PostgreSQL" | "PGlite"
+
+/** Which run, which checker, under which limits, and the lower bound of those limits. */
+export interface RunIdentity {
+  readonly run: 1 | 2
+  readonly system: "civicstack" | "linkinator"
+  /** The reference server's database; null for linkinator. */
+  readonly backend: Backend | null
+  readonly limits: Limits
+  readonly lowerBoundMs: number
+}
+
+/** What the fleet and the machine showed while a checker ran. */
+export interface Observed {
+  readonly fleet: FleetStats
+  readonly fleetCpuMs: number
+  /** Share of all CPUs' time that was busy, from 0 to 1. */
+  readonly machineBusyShare: number
+  readonly loadAverage: number
+}
+
+export interface Measured extends RunIdentity, Observed {
+  readonly _tag: "Measured"
+  readonly links: number
+  readonly wallMs: number
+  /** Ours: how long POST /batch took to answer, a part of `wallMs`. */
+  readonly submitMs: number | null
+  /** The checker process's peak RSS over its whole life (start-up included). */
+  readonly peakRssBytes: number
+  /** Its RSS when the run's wall time started. */
+  readonly startRssBytes: number
+  /** Its peak RSS from the start of the run's wall time on. */
+  readonly runPeakRssBytes: number
+  /** CPU time of the checker's process over the run: the reference server, or linkinator's process. */
+  readonly cpuMs: number
+  /** CPU time of the PostgreSQL backends serving the run's database; null on PGlite (in the server's process). */
+  readonly databaseCpuMs: number | null
+  /** What the run's check found wrong; empty when every link was checked once and reported as planned. */
+  readonly problems: ReadonlyArray<string>
+}
+
+/** A run that failed before it could be measured. */
+export interface NotMeasured extends RunIdentity {
+  readonly _tag: "NotMeasured"
+  readonly reason: string
+}
+
+/** A run left out on purpose, e.g. the PostgreSQL runs when the server cannot be reached. */
+export interface Skipped extends RunIdentity {
+  readonly _tag: "Skipped"
+  readonly reason: string
+}
+
+export type RunResult = Measured | NotMeasured | Skipped
+
+/** A run that stopped: the whole cause goes to stderr, its message to the report. */
+export const notMeasured = (identity: RunIdentity, cause: Cause.Cause<unknown>): Effect.Effect<NotMeasured> => {
+  const error = Cause.squash(cause)
+  const message = error instanceof Error ? error.message : String(error)
+  return Console.error(Cause.pretty(cause)).pipe(
+    Effect.as({ ...identity, _tag: "NotMeasured" as const, reason: message.split("\n")[0] ?? message })
+  )
+}
