@@ -64,7 +64,9 @@ const makeFairMutex = () => {
       locked = false
     } else {
       next.handedOver = true
-      next.wake()
+      // PGlite runs each statement synchronously; handing over on a macrotask lets timers and network I/O run
+      // between statements, so a stream of queued statements cannot starve the event loop.
+      setImmediate(next.wake)
     }
   }
 

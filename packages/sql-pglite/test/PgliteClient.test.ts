@@ -119,6 +119,20 @@ layer(PgliteClient.layer({}))("PgliteClient (in memory)", (it) => {
       }))
   })
 
+  describe("the event loop", () => {
+    it.effect("timers and I/O run between queued statements", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        let ticks = 0
+        const timer = setInterval(() => ticks++, 5)
+        yield* Effect.forEach(Array.from({ length: 200 }), () => sql`SELECT pg_sleep(0.002)`, {
+          concurrency: 50,
+          discard: true
+        }).pipe(Effect.ensuring(Effect.sync(() => clearInterval(timer))))
+        expect(ticks).toBeGreaterThan(10)
+      }))
+  })
+
   describe("statements", () => {
     it.effect("runs text holding several statements, inside and outside transactions", () =>
       Effect.gen(function*() {
