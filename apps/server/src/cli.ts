@@ -1,6 +1,6 @@
 import { Command } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Either, Layer } from "effect"
+import { Console, Effect, Layer } from "effect"
 import { migratedDatabaseLayer, serverLayer } from "./app"
 import { InvalidConfig, parseServerConfig } from "./config"
 import { linkcheckCommand } from "./commands/linkcheck"

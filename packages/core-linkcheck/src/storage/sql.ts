@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql/SqlClient"
 import type { Context } from "effect"
 import { Effect, Layer, Option, Schema } from "effect"
-import type { BatchRecord, CheckPriority, CheckRecord, CheckResult, ClaimedCheck, Webhook } from "../domain/check"
+import type { BatchRecord, CheckPriority, CheckRecord, ClaimedCheck, Webhook } from "../domain/check"
 import { hostOf } from "../domain/check"
 import type { CheckCompletion, ClaimRequest, NewBatch, WebhookAttempt } from "./LinkcheckStore"
 import { LinkcheckStore, StoreError } from "./LinkcheckStore"
