@@ -1,5 +1,5 @@
-import type { Duration, Effect, Option, Stream } from "effect"
-import { Context } from "effect"
+import type { Duration, Option, Stream } from "effect"
+import { Context, Effect } from "effect"
 import type { JobDefinition } from "./definition"
 import type { JobQueueError } from "./errors"
 
@@ -131,3 +131,13 @@ export class JobQueue extends Context.Tag("@civicstack/jobs/JobQueue")<JobQueue,
   /** Enqueues the schedule's job when `slot` is later than its last fired slot; exactly one caller per slot gets true. */
   readonly fireSchedule: <A, I>(slot: ScheduleSlot<A, I>) => Effect.Effect<boolean, JobQueueError>
 }>() {}
+
+type Service = Context.Tag.Service<JobQueue>
+
+/** `enqueue` as a one-item `enqueueMany`, which every adapter implements. */
+export const enqueueOneWith = (enqueueMany: Service["enqueueMany"]): Service["enqueue"] =>
+(definition, payload, options) =>
+  Effect.map(
+    enqueueMany(definition, [options === undefined ? { payload } : { payload, options }]),
+    (enqueued) => enqueued[0]!
+  )

@@ -1,7 +1,7 @@
 import { Clock, Duration, Effect, Layer, Option, PubSub, Stream } from "effect"
 import { newClaimToken } from "./claimToken"
 import type { ClaimedJob, ClaimOptions, DeadJob, Enqueued, FailOutcome, JobClaim, JobFailure, QueueStats } from "./JobQueue"
-import { JobQueue } from "./JobQueue"
+import { enqueueOneWith, JobQueue } from "./JobQueue"
 import { LEASE_EXPIRED_ERROR } from "./leases"
 import type { PreparedJob } from "./prepare"
 import { prepareJobs } from "./prepare"
@@ -257,11 +257,7 @@ export const layerMemory: Layer.Layer<JobQueue> = Layer.effect(
       })
 
     return JobQueue.of({
-      enqueue: (definition, payload, options) =>
-        Effect.map(
-          enqueueMany(definition, [options === undefined ? { payload } : { payload, options }]),
-          (enqueued) => enqueued[0]!
-        ),
+      enqueue: enqueueOneWith(enqueueMany),
       enqueueMany,
       stats: withNow((now) => store.stats(now)),
       claim: (options) =>

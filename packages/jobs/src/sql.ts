@@ -6,7 +6,7 @@ import type { PreparedJob } from "./prepare"
 import { prepareJobs } from "./prepare"
 import { JobQueueError } from "./errors"
 import type { Enqueued, JobClaim } from "./JobQueue"
-import { JobQueue } from "./JobQueue"
+import { enqueueOneWith, JobQueue } from "./JobQueue"
 import { LEASE_EXPIRED_ERROR } from "./leases"
 
 /** The LISTEN/NOTIFY channel; the payload of each notification is a queue name. */
@@ -223,11 +223,7 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
       )
 
       return JobQueue.of({
-        enqueue: (definition, payload, options) =>
-          Effect.map(
-            enqueueMany(definition, [options === undefined ? { payload } : { payload, options }]),
-            (enqueued) => enqueued[0]!
-          ),
+        enqueue: enqueueOneWith(enqueueMany),
 
         enqueueMany,
 
