@@ -1,9 +1,3 @@
-import { defineConfig } from "tsup"
+import { packageBuild } from "../../tsup.package"
 
-export default defineConfig({
-  entry: ["src/index.ts", "src/api/index.ts"],
-  format: ["esm"],
-  dts: true,
-  clean: true,
-  target: "node20"
-})
+export default packageBuild(["src/index.ts", "src/api/index.ts"])
