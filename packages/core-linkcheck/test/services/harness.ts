@@ -43,7 +43,7 @@ export const runningLinkcheck = (
 ) => {
   const pollInterval = scheduler.pollInterval ?? "50 millis"
   const workers = Layer.scopedDiscard(Effect.forkScoped(Effect.all([
-    runScheduler({ pollInterval, ...scheduler }),
+    runScheduler({ ...scheduler, pollInterval }),
     runWorker(WebhookDelivery, ({ batchId }) => deliverWebhook(batchId), { concurrency: 4, pollInterval })
   ], { concurrency: "unbounded" })))
   return Layer.merge(linkCheckerLayer, workers).pipe(
