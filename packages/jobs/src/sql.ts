@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql/SqlClient"
+import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Clock, Duration, Effect, Layer, Option, ParseResult, PubSub, Schedule, Schema, Stream } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, Layer, Option, ParseResult, PubSub, Queue, Schedule, Schema, Stream } from "effect"
 import { newClaimToken } from "./claimToken"
 import type { PreparedJob } from "./prepare"
 import { prepareJobs } from "./prepare"
@@ -60,6 +60,26 @@ const decodeFired = rowsOf(FiredRow)
 /** Enqueue attempts before giving up on a dedupe key that keeps changing hands between statements. */
 const ENQUEUE_RACE_RETRIES = 5
 
+/** Enqueue calls written by one statement at most. */
+const MAX_WRITES_TOGETHER = 200
+
+interface WaitingWrite {
+  readonly queue: string
+  readonly jobs: ReadonlyArray<PreparedJob>
+  readonly now: number
+  readonly done: Deferred.Deferred<ReadonlyArray<Enqueued>, JobQueueError>
+}
+
+const groupByQueue = (writes: ReadonlyArray<WaitingWrite>) => {
+  const groups = new Map<string, Array<WaitingWrite>>()
+  for (const write of writes) {
+    const group = groups.get(write.queue)
+    if (group === undefined) groups.set(write.queue, [write])
+    else group.push(write)
+  }
+  return groups
+}
+
 const toIso = (millis: number) => new Date(millis).toISOString()
 
 /** Built by hand so that each payload, already JSON text, is not parsed and serialised again. */
@@ -112,9 +132,31 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
           WHERE job.id = done.id AND job.claim_token = done.token
         `
 
-      /** Without dedupe keys every item is inserted, so a much simpler statement (cheaper to plan) does. */
-      const insertWithoutDedupe = (queue: string, jobs: ReadonlyArray<PreparedJob>, now: number) =>
+      /**
+       * Inside the caller's transaction the notification must ride on it, to be delivered at its commit. Outside one
+       * it is sent afterwards, coalesced (see `notifyLater`): PostgreSQL serialises the commits of notifying
+       * transactions, so notifying in every insert would let only one enqueue commit at a time.
+       */
+      const notifyInStatement = (queue: string, inTransaction: boolean) =>
+        inTransaction ? sql`, notified AS (SELECT pg_notify(${NOTIFY_CHANNEL}, ${queue}))` : sql``
+      const notifiedJoin = (inTransaction: boolean) => inTransaction ? sql`CROSS JOIN notified` : sql``
+
+      /** The usual `enqueue`: one job, no dedupe key; the cheapest statement for the server to plan. */
+      const insertOne = (queue: string, job: PreparedJob, now: number, inTransaction: boolean) =>
         sql`
+          WITH inserted AS (
+            INSERT INTO jobs.jobs (queue, payload, state, priority, run_at, max_attempts, created_at)
+            VALUES (${queue}, ${job.payloadJson}::jsonb, 'queued', ${job.priority}, ${toIso(job.runAt)}::timestamptz,
+              ${job.maxAttempts}, ${toIso(now)}::timestamptz)
+            RETURNING id
+          )
+          ${notifyInStatement(queue, inTransaction)}
+          SELECT 0 AS position, inserted.id::text AS id, false AS deduplicated FROM inserted ${notifiedJoin(inTransaction)}
+        `.withoutTransform
+
+      /** Without dedupe keys every item is inserted, so a much simpler statement (cheaper to plan) does. */
+      const insertWithoutDedupe = (queue: string, jobs: ReadonlyArray<PreparedJob>, now: number, inTransaction: boolean) =>
+        jobs.length === 1 ? insertOne(queue, jobs[0]!, now, inTransaction) : sql`
           WITH input AS MATERIALIZED (
             SELECT nextval('jobs.jobs_id_seq') AS id, item.*
             FROM jsonb_to_recordset(${itemsJson(jobs)}::jsonb)
@@ -123,13 +165,13 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
           inserted AS (
             INSERT INTO jobs.jobs (id, queue, payload, state, priority, run_at, max_attempts, created_at)
             SELECT id, ${queue}, payload, 'queued', priority, run_at, max_attempts, ${toIso(now)}::timestamptz FROM input
-          ),
-          notified AS (SELECT pg_notify(${NOTIFY_CHANNEL}, ${queue}))
-          SELECT input.position, input.id::text AS id, false AS deduplicated FROM input, notified
+          )
+          ${notifyInStatement(queue, inTransaction)}
+          SELECT input.position, input.id::text AS id, false AS deduplicated FROM input ${notifiedJoin(inTransaction)}
         `.withoutTransform
 
       /** Rows whose duplicate was not visible to this statement come back without an id. */
-      const insertWithDedupe = (queue: string, jobs: ReadonlyArray<PreparedJob>, now: number) =>
+      const insertWithDedupe = (queue: string, jobs: ReadonlyArray<PreparedJob>, now: number, inTransaction: boolean) =>
         sql`
           WITH input AS MATERIALIZED (
             SELECT nextval('jobs.jobs_id_seq') AS id, item.*
@@ -142,26 +184,26 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
             FROM input ORDER BY position
             ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL AND state <> 'dead' DO NOTHING
             RETURNING id, dedupe_key
-          ),
-          notified AS (SELECT pg_notify(${NOTIFY_CHANNEL}, ${queue}))
+          )
+          ${notifyInStatement(queue, inTransaction)}
           SELECT input.position,
             coalesce(mine.id, sibling.id, existing.id)::text AS id,
             mine.id IS NULL AS deduplicated
           FROM input
-          CROSS JOIN notified
+          ${notifiedJoin(inTransaction)}
           LEFT JOIN inserted mine ON mine.id = input.id
           LEFT JOIN inserted sibling ON mine.id IS NULL AND sibling.dedupe_key = input.dedupe_key
           LEFT JOIN jobs.jobs existing ON mine.id IS NULL AND sibling.id IS NULL
             AND existing.queue = ${queue} AND existing.dedupe_key = input.dedupe_key AND existing.state <> 'dead'
         `.withoutTransform
 
-      const insert = (queue: string, jobs: ReadonlyArray<PreparedJob>, now: number) =>
+      const insert = (queue: string, jobs: ReadonlyArray<PreparedJob>, now: number, inTransaction: boolean) =>
         run(
           `enqueue jobs on queue "${queue}"`,
           decodeEnqueued,
           jobs.some((job) => job.dedupeKey !== null)
-            ? insertWithDedupe(queue, jobs, now)
-            : insertWithoutDedupe(queue, jobs, now)
+            ? insertWithDedupe(queue, jobs, now, inTransaction)
+            : insertWithoutDedupe(queue, jobs, now, inTransaction)
         )
 
       /**
@@ -172,10 +214,11 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
         queue: string,
         jobs: ReadonlyArray<PreparedJob>,
         now: number,
+        inTransaction: boolean,
         retriesLeft: number
       ): Effect.Effect<ReadonlyArray<Enqueued>, JobQueueError> =>
         Effect.gen(function*() {
-          const rows = yield* insert(queue, jobs, now)
+          const rows = yield* insert(queue, jobs, now, inTransaction)
           const results: Array<Enqueued | undefined> = jobs.map(() => undefined)
           const unresolved: Array<number> = []
           for (const row of rows) {
@@ -188,7 +231,13 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
                 message: `Could not enqueue on queue "${queue}": the dedupe key kept changing hands`
               })
             }
-            const retried = yield* insertAll(queue, unresolved.map((position) => jobs[position]!), now, retriesLeft - 1)
+            const retried = yield* insertAll(
+              queue,
+              unresolved.map((position) => jobs[position]!),
+              now,
+              inTransaction,
+              retriesLeft - 1
+            )
             unresolved.forEach((position, index) => {
               results[position] = retried[index]
             })
@@ -196,13 +245,82 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
           return results.map((result) => result!)
         })
 
+      /** Queues enqueued on since the last notification was sent; one statement notifies them all. */
+      const unnotifiedQueues = new Set<string>()
+      const notificationWanted = yield* Queue.sliding<void>(1)
+      const notifyLater = (queue: string) =>
+        Effect.suspend(() => {
+          unnotifiedQueues.add(queue)
+          return Queue.offer(notificationWanted, undefined)
+        })
+      yield* Queue.take(notificationWanted).pipe(
+        Effect.zipRight(Effect.suspend(() => {
+          const queues = [...unnotifiedQueues]
+          unnotifiedQueues.clear()
+          return execute(
+            "notify other copies of new jobs",
+            sql`SELECT ${sql.csv(queues.map((queue) => sql`pg_notify(${NOTIFY_CHANNEL}, ${queue})`))}`
+          )
+        })),
+        // other copies still poll, so a lost notification only delays work
+        Effect.catchAll((error) => Effect.logWarning("Could not notify other copies of new jobs", error)),
+        Effect.forever,
+        Effect.forkScoped
+      )
+
+      /**
+       * Enqueues outside a transaction that arrive while a write is in flight are written together by the next one, so
+       * callers that enqueue one job at a time, concurrently, share round trips and commits.
+       */
+      const waitingWrites = yield* Queue.unbounded<WaitingWrite>()
+
+      const publishEnqueued = (queue: string) =>
+        notifyLater(queue).pipe(Effect.zipRight(PubSub.publish(enqueuedQueues, queue)))
+
+      const writeTogether = (writes: ReadonlyArray<WaitingWrite>) =>
+        Effect.forEach(groupByQueue(writes), ([queue, group]) =>
+          Effect.gen(function*() {
+            const all = group.flatMap((write) => write.jobs)
+            const now = Math.min(...group.map((write) => write.now))
+            const enqueued = yield* Effect.exit(insertAll(queue, all, now, false, ENQUEUE_RACE_RETRIES))
+            let offset = 0
+            for (const write of group) {
+              const from = offset
+              offset += write.jobs.length
+              yield* Deferred.done(write.done, Exit.map(enqueued, (results) => results.slice(from, offset)))
+            }
+            if (Exit.isSuccess(enqueued)) yield* publishEnqueued(queue)
+          }), { discard: true })
+
+      yield* Queue.take(waitingWrites).pipe(
+        Effect.flatMap((first) =>
+          Effect.map(Queue.takeUpTo(waitingWrites, MAX_WRITES_TOGETHER - 1), (more) => [first, ...more])
+        ),
+        Effect.flatMap((writes) => Effect.uninterruptible(writeTogether(writes))),
+        Effect.forever,
+        Effect.onInterrupt(() =>
+          Effect.flatMap(Queue.takeAll(waitingWrites), (writes) =>
+            Effect.forEach(writes, (write) =>
+              Deferred.fail(write.done, new JobQueueError({ message: "The job queue was closed before this enqueue" })))
+          )
+        ),
+        Effect.forkScoped
+      )
+
       const enqueueMany: JobQueue["Type"]["enqueueMany"] = (definition, items) =>
         Effect.gen(function*() {
           if (items.length === 0) return []
-          const prepared = yield* prepareJobs(definition, items)
+          const jobs = yield* prepareJobs(definition, items)
           const now = yield* Clock.currentTimeMillis
-          const enqueued = yield* insertAll(definition.queue, prepared, now, ENQUEUE_RACE_RETRIES)
-          yield* PubSub.publish(enqueuedQueues, definition.queue)
+          const queue = definition.queue
+          if (Option.isNone(yield* Effect.serviceOption(TransactionConnection))) {
+            const done = yield* Deferred.make<ReadonlyArray<Enqueued>, JobQueueError>()
+            yield* Queue.offer(waitingWrites, { queue, jobs, now, done })
+            return yield* Deferred.await(done)
+          }
+          const enqueued = yield* insertAll(queue, jobs, now, true, ENQUEUE_RACE_RETRIES)
+          // for workers of this copy; other copies are notified when the transaction commits
+          yield* PubSub.publish(enqueuedQueues, queue)
           return enqueued
         })
 

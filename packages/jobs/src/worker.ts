@@ -9,6 +9,12 @@ import { JobQueue } from "./JobQueue"
 export interface WorkerOptions {
   /** Jobs run at the same time by this worker (default 1). */
   readonly concurrency?: number
+  /**
+   * Jobs claimed ahead and held until a slot frees, so that a finished job is followed at once, without waiting for
+   * a round trip to the database (default: as many as `concurrency`). Held jobs are leased to this worker: a higher
+   * priority job enqueued meanwhile runs after them, and on shutdown they are handed back unstarted.
+   */
+  readonly prefetch?: number
   /** How often to look for runnable jobs and expired leases when nothing wakes the worker (default 1 second). */
   readonly pollInterval?: Duration.DurationInput
   /** How long in-flight jobs may run on after the worker is interrupted before they are interrupted and handed back (default 30 seconds). */
@@ -56,13 +62,18 @@ export const runWorker = <A, I, E, R>(
 
     yield* jobs.recoverExpiredLeases(queue)
 
-    const busy = yield* Ref.make(0)
+    const prefetch = Math.max(0, Math.floor(options.prefetch ?? concurrency))
+    /** Claimed and not yet settled, whether waiting for a slot or running. */
+    const claimedCount = yield* Ref.make(0)
     /** Claims (and their finished jobs' completions) this worker holds, for heartbeats. */
     const held = new Map<string, JobClaim>()
     /** Set by anything that suggests runnable jobs: a poll, a notification, a full claim. */
     const workMayBeAvailable = yield* Ref.make(true)
     const changed = yield* Queue.sliding<void>(1)
     const completions = yield* Queue.unbounded<JobClaim>()
+    /** Claimed, waiting for a free slot, highest priority first. */
+    const waiting = yield* Queue.unbounded<ClaimedJob>()
+    const slots = yield* Effect.makeSemaphore(concurrency)
 
     const forget = (claims: ReadonlyArray<JobClaim>) =>
       Effect.sync(() => {
@@ -119,7 +130,7 @@ export const runWorker = <A, I, E, R>(
           Effect.logWarning(`Could not record the outcome of job ${job.id}; it will run again when its lease expires`, error)
         ),
         Effect.ensuring(
-          Ref.update(busy, (n) => n - 1).pipe(Effect.zipRight(Queue.offer(changed, undefined)))
+          Ref.update(claimedCount, (n) => n - 1).pipe(Effect.zipRight(Queue.offer(changed, undefined)))
         )
       )
 
@@ -170,6 +181,30 @@ export const runWorker = <A, I, E, R>(
       })
     )
 
+    /** Runs after the starter below has stopped: jobs that never got a slot go back unstarted. */
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        const unstarted = Chunk.toReadonlyArray(yield* Queue.takeAll(waiting))
+        if (unstarted.length === 0) return
+        yield* jobs.release(unstarted).pipe(
+          Effect.retry(completionRetry),
+          Effect.catchAll((error) =>
+            Effect.logWarning("Could not hand back unstarted jobs; they will run when their leases expire", error)
+          )
+        )
+        yield* forget(unstarted)
+        yield* Ref.update(claimedCount, (n) => n - unstarted.length)
+      })
+    )
+
+    /** Starts waiting jobs as slots free; a job taken off `waiting` always starts. */
+    yield* Effect.uninterruptibleMask((restore) =>
+      restore(slots.take(1)).pipe(
+        Effect.zipRight(restore(Queue.take(waiting)).pipe(Effect.onInterrupt(() => slots.release(1)))),
+        Effect.flatMap((job) => FiberSet.run(running, runJob(job).pipe(Effect.ensuring(slots.release(1)))))
+      )
+    ).pipe(Effect.forever, Effect.forkScoped)
+
     const signalWork = Ref.set(workMayBeAvailable, true).pipe(Effect.zipRight(Queue.offer(changed, undefined)))
     yield* Effect.sleep(pollInterval).pipe(
       Effect.zipRight(jobs.recoverExpiredLeases(queue)),
@@ -180,18 +215,16 @@ export const runWorker = <A, I, E, R>(
     )
     yield* jobs.wakeups(queue).pipe(Stream.runForEach(() => signalWork), Effect.forkScoped)
 
-    /** Uninterruptible: a claim that went through must start its jobs, or they would wait for their leases to expire. */
+    /** Uninterruptible: a claim that went through must hand its jobs to the starter, or they would wait for their leases to expire. */
     const completeAndClaim = (limit: number) =>
       Effect.gen(function*() {
         const completed = Chunk.toReadonlyArray(yield* Queue.takeAll(completions))
         const claimed = yield* jobs.claim({ queue, workerId, limit, leaseDuration: definition.leaseDuration, completed })
           .pipe(Effect.tapError(() => Queue.offerAll(completions, completed)))
         yield* forget(completed)
-        yield* Ref.update(busy, (n) => n + claimed.length)
-        for (const job of claimed) {
-          held.set(job.id, job)
-          yield* FiberSet.run(running, runJob(job))
-        }
+        yield* Ref.update(claimedCount, (n) => n + claimed.length)
+        for (const job of claimed) held.set(job.id, job)
+        yield* Queue.offerAll(waiting, claimed)
         return claimed.length
       }).pipe(
         Effect.uninterruptible,
@@ -203,12 +236,14 @@ export const runWorker = <A, I, E, R>(
         )
       )
 
+    // Claims run while jobs run, so the round trip of one claim overlaps the work of the previous ones.
+    const capacity = concurrency + prefetch
     while (true) {
-      const free = concurrency - (yield* Ref.get(busy))
+      const room = capacity - (yield* Ref.get(claimedCount))
       const pendingCompletions = yield* Queue.size(completions)
-      if (free > 0 && ((yield* Ref.getAndSet(workMayBeAvailable, false)) || pendingCompletions > 0)) {
-        const claimed = yield* completeAndClaim(free)
-        if (claimed === free) yield* Ref.set(workMayBeAvailable, true)
+      if (room > 0 && ((yield* Ref.getAndSet(workMayBeAvailable, false)) || pendingCompletions > 0)) {
+        const claimed = yield* completeAndClaim(room)
+        if (claimed === room) yield* Ref.set(workMayBeAvailable, true)
       } else {
         yield* Queue.take(changed)
         // lets other jobs that are about to finish do so, so that the next statement carries more

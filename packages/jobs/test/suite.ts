@@ -138,6 +138,32 @@ export const jobQueueSuite = (
         expect(claimed.map((job) => job.id)).toEqual([results[3]!.id, results[0]!.id, results[1]!.id])
       }))
 
+    test("concurrent enqueues on two queues each get their own job, or the live job of their dedupe key", () =>
+      Effect.gen(function*() {
+        const jobs = yield* JobQueue
+        const sms = JobDefinition.make({ queue: "sms", payload: Email })
+        const calls = Array.from({ length: 60 }, (_, n) => {
+          const definition = n % 2 === 0 ? email : sms
+          const options = n % 3 === 0 ? { dedupeKey: "shared" } : {}
+          return Effect.map(jobs.enqueue(definition, { to: `${n}` }, options), (result) => ({ n, ...result }))
+        })
+        const results = yield* Effect.all(calls, { concurrency: "unbounded" })
+        const claimed = [...(yield* claimAll("email")), ...(yield* claimAll("sms"))]
+        const payloadById = new Map(claimed.map((job) => [job.id, job.payload]))
+        const fresh = results.filter((result) => !result.deduplicated)
+        const duplicates = results.filter((result) => result.deduplicated)
+        // one job per queue for the shared key: 60 calls, 20 with the key, 10 of them per queue
+        expect(fresh).toHaveLength(42)
+        expect(claimed).toHaveLength(42)
+        for (const { id, n } of fresh) expect(payloadById.get(id)).toEqual({ to: `${n}` })
+        for (const { id, n } of duplicates) {
+          expect(n % 3).toBe(0)
+          expect(payloadById.get(id)).toMatchObject({ to: expect.any(String) })
+          const keeper = fresh.find((result) => result.id === id)!
+          expect(keeper.n % 2).toBe(n % 2)
+        }
+      }))
+
     test("refuses a payload that its schema cannot encode, and bad options", () =>
       Effect.gen(function*() {
         const jobs = yield* JobQueue
@@ -375,6 +401,26 @@ export const jobQueueSuite = (
         expect(yield* Ref.get(handled)).toEqual(["before", "after"])
       }))
 
+    if (options.transactional) {
+      test("a worker on another copy wakes up when a transaction that enqueued commits", () =>
+        Effect.gen(function*() {
+          const jobs = yield* JobQueue
+          const { secondCopy, transaction } = yield* TestBackend
+          const inTransaction = Option.getOrThrow(transaction)
+          const handled = yield* Ref.make<ReadonlyArray<string>>([])
+          yield* jobs.enqueue(email, { to: "before" })
+          yield* Effect.forkScoped(
+            runWorker(email, ({ to }) => Ref.update(handled, (all) => [...all, to]), { pollInterval: "1 hour" }).pipe(
+              Effect.provide(secondCopy)
+            )
+          )
+          yield* eventually(Effect.map(Ref.get(handled), (all) => all.length === 1), { what: "the first job" })
+          yield* inTransaction(jobs.enqueue(email, { to: "committed" }).pipe(Effect.zipLeft(realPause(200))))
+          yield* eventually(Effect.map(Ref.get(handled), (all) => all.length === 2), { what: "a wake-up after commit" })
+          expect(yield* Ref.get(handled)).toEqual(["before", "committed"])
+        }))
+    }
+
     test("two workers on two copies run each of 240 jobs exactly once, never twice at the same time", () =>
       Effect.gen(function*() {
         const jobs = yield* JobQueue
@@ -486,6 +532,37 @@ export const jobQueueSuite = (
         yield* Effect.forkScoped(runWorker(email, (_, job) => Ref.update(ran, (all) => [...all, job])))
         yield* eventually(Effect.map(jobs.stats, (stats) => stats.length === 0), { what: "the job to run again" })
         expect(yield* Ref.get(ran)).toMatchObject([{ id, attempt: 1 }])
+      }))
+
+    test("on shutdown jobs claimed ahead but not started go back unstarted, with their attempt not counted", () =>
+      Effect.gen(function*() {
+        const jobs = yield* JobQueue
+        const started = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const ran = yield* Ref.make<ReadonlyArray<string>>([])
+        yield* jobs.enqueueMany(email, ["a", "b", "c", "d"].map((to) => ({ payload: { to } })))
+        const worker = yield* Effect.fork(runWorker(
+          email,
+          ({ to }) =>
+            Ref.update(ran, (all) => [...all, to]).pipe(
+              Effect.zipRight(Deferred.succeed(started, undefined)),
+              Effect.zipRight(Deferred.await(release))
+            ),
+          { concurrency: 1, prefetch: 3 }
+        ))
+        yield* Deferred.await(started)
+        yield* eventually(Effect.map(statsOf("email"), (stats) => stats?.running === 4), { what: "4 claimed jobs" })
+        const stopping = yield* Effect.fork(Fiber.interrupt(worker))
+        yield* realPause(100)
+        yield* Deferred.succeed(release, undefined)
+        yield* eventually(Effect.map(stopping.poll, Option.isSome), { what: "the worker to stop" })
+        expect(yield* Ref.get(ran)).toEqual(["a"])
+        expect(yield* statsOf("email")).toMatchObject({ queued: 3, running: 0, dead: 0 })
+        expect((yield* claimAll("email")).map((job) => [job.payload, job.attempt])).toEqual([
+          [{ to: "b" }, 1],
+          [{ to: "c" }, 1],
+          [{ to: "d" }, 1]
+        ])
       }))
 
     test("workerLayer runs jobs while its layer is alive and stops gracefully when it closes", () =>
