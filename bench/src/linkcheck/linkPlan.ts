@@ -94,3 +94,37 @@ export const countOfKind = (links: ReadonlyArray<PlannedLink>, kind: LinkKind) =
 
 /** Requests of every link's chain together: one per link, and one more per redirect for its target. */
 export const hopCount = (links: ReadonlyArray<PlannedLink>) => links.length + countOfKind(links, "redirect")
+
+/**
+ * The wall time of an ideal scheduler that knows nothing of the latencies ahead: it starts links in the order they
+ * were submitted, skipping a link only while its host is at the per-host limit, the moment a slot frees, with no
+ * overhead. Slow links started late make a tail that the lower bound does not count.
+ */
+export const inOrderIdealMs = (links: ReadonlyArray<PlannedLink>, limits: Limits): number => {
+  const started = new Array<boolean>(links.length).fill(false)
+  const runningByHost = new Map<number, number>()
+  /** Finish times of running links, with their hosts, kept sorted by time (few hundred at most). */
+  let running: Array<{ readonly at: number; readonly host: number }> = []
+  let firstUnstarted = 0
+  let now = 0
+  let finished = 0
+  while (finished < links.length) {
+    for (let index = firstUnstarted; index < links.length && running.length < limits.global; index++) {
+      const link = links[index]!
+      if (started[index] || (runningByHost.get(link.host) ?? 0) >= limits.perHost) continue
+      started[index] = true
+      runningByHost.set(link.host, (runningByHost.get(link.host) ?? 0) + 1)
+      const at = now + linkDurationMs(link)
+      const position = running.findIndex((other) => other.at > at)
+      running.splice(position === -1 ? running.length : position, 0, { at, host: link.host })
+    }
+    while (firstUnstarted < links.length && started[firstUnstarted]) firstUnstarted++
+    const next = running[0]!
+    now = next.at
+    const done = running.filter((entry) => entry.at === now)
+    running = running.slice(done.length)
+    for (const entry of done) runningByHost.set(entry.host, runningByHost.get(entry.host)! - 1)
+    finished += done.length
+  }
+  return now
+}

@@ -78,10 +78,13 @@ export const startReferenceServer = (
     }
     // The built server, as ops run it, when `npm run build` has made it; else the sources through tsx (more memory).
     const built = join(serverPackage, "dist", "cli.js")
+    const profileDir = process.env.BENCH_SERVER_PROFILE_DIR
+    const profiling = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
     const command = existsSync(built)
-      ? Command.make(process.execPath, built, "serve")
+      ? Command.make(process.execPath, ...profiling, built, "serve")
       : Command.make(
         process.execPath,
+        ...profiling,
         "--conditions=@civicstack/source",
         "--import",
         "tsx",

@@ -1,6 +1,6 @@
-import { countOfKind, FLEET_HOSTS, linkDurationMs, type Limits, type PlannedLink } from "./linkPlan"
+import { countOfKind, FLEET_HOSTS, inOrderIdealMs, linkDurationMs, type Limits, lowerBoundMs, type PlannedLink } from "./linkPlan"
 import type { Measured, RunResult } from "./runResult"
-import { linkinatorOptions, targets } from "./settings"
+import { linkinatorOptions, runLimits, targets } from "./settings"
 
 export interface Environment {
   readonly node: string
@@ -98,6 +98,14 @@ const planSummary = (links: ReadonlyArray<PlannedLink>) => {
     `${count("slow")} slow pages of 1..3 s; ${fixed(totalSeconds, 0)} s of latency in all.`
 }
 
+const inOrderIdealLine = (run: 1 | 2, links: ReadonlyArray<PlannedLink>) => {
+  const limits = runLimits[run]
+  const ideal = inOrderIdealMs(links, limits)
+  return `- run ${run} (${limitsLabel(limits)}): starting links in submission order the moment a slot frees takes ` +
+    `${fixed(ideal / 1000, 2)} s, ${fixed(ideal / lowerBoundMs(links, limits), 2)}x the lower bound: the slow links ` +
+    "started last finish after the rest."
+}
+
 /** The whole printed report, as markdown. */
 export const renderReport = (
   results: ReadonlyArray<RunResult>,
@@ -151,6 +159,10 @@ export const renderReport = (
     ]),
     row(["---:", "---", "---", "---", "---", "---", "---"]),
     ...results.filter((result) => result.system === "civicstack").map((result) => targetRow(result, results)),
+    "",
+    "What the limits allow when the latencies are not known ahead (simulated from the plan, no overhead):",
+    "",
+    ...([1, 2] as const).map((run) => inOrderIdealLine(run, links)),
     "",
     "Method:",
     "",

@@ -12,6 +12,11 @@ export interface SchedulerOptions {
   readonly concurrency: number
   /** Checks in flight at once per host in this process. */
   readonly perHostConcurrency: number
+  /**
+   * Checks claimed ahead of free slots (default: half of `concurrency`), at most `perHostConcurrency` more per host,
+   * so that a finished check is followed at once instead of after a round trip to the store.
+   */
+  readonly prefetch?: number
   /** The least time between the starts of two checks of one host. */
   readonly perHostInterval: Duration.DurationInput
   /** How often to look for work when nothing signalled it. */
@@ -51,27 +56,45 @@ const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
  */
 const letOtherResultsArrive = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
 
+/** High priority first, then in the order the checks were created. */
+const runsBefore = (a: ClaimedCheck, b: ClaimedCheck) =>
+  a.priority === b.priority ? Number(a.id) < Number(b.id) : a.priority === "high"
+
+const addTo = (counts: Map<string, number>, host: string, delta: number) => {
+  const count = (counts.get(host) ?? 0) + delta
+  if (count === 0) counts.delete(host)
+  else counts.set(host, count)
+}
+
 /**
  * Claims pending checks from the store and runs them: at most `concurrency` at once and `perHostConcurrency` per
- * host, high priority first without starving low. Results are recorded in batches, as many as finished while the
- * previous write ran. Claims are extended while checks run, so only a dead worker's checks are taken over. On
- * interruption it stops claiming, lets running checks finish within the grace period, records their results and
- * hands the rest back.
+ * host, high priority first without starving low. A few more are claimed ahead and held, so a slot that frees is
+ * filled at once. Results are recorded in batches, as many as finished while the previous write ran. Claims are
+ * extended while checks run, so only a dead worker's checks are taken over. On interruption it stops claiming,
+ * hands back the checks it has not started, lets running checks finish within the grace period, records their
+ * results and hands the rest back.
  */
 export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
   Effect.gen(function*() {
     const settings = { ...defaultSchedulerOptions, ...options }
+    const prefetch = Math.max(0, Math.floor(settings.prefetch ?? settings.concurrency / 2))
     const store = yield* LinkcheckStore
     const checker = yield* Checker
     const signal = yield* CheckSignal
     /** Claimed and being checked: these count against the concurrency limits. */
-    const checking = new Map<string, ClaimedCheck>()
-    const checkingByHost = new Map<string, number>()
+    const running = new Map<string, ClaimedCheck>()
+    const runningByHost = new Map<string, number>()
+    /** Claimed ahead and not started yet, per host, in the order they should run. */
+    const ready = new Map<string, Array<ClaimedCheck>>()
+    let readyCount = 0
+    /** Running or ready, per host: what a claim must count against the host's share. */
+    const heldByHost = new Map<string, number>()
     /** Checked, result not recorded yet: still claimed by this worker. */
     const unrecorded = new Set<string>()
     const results = yield* Queue.unbounded<CheckCompletion>()
     const nextStartByHost = new Map<string, number>()
     let lowPriorityCredit = 0
+    let stopping = false
 
     const claimDeadline = Effect.map(now, (at) => new Date(at.getTime() + Duration.toMillis(CLAIM_DURATION)))
 
@@ -85,15 +108,43 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         if (start > at) yield* Effect.sleep(Duration.millis(start - at))
       })
 
+    /** Moves the checks that may start now from `ready` to `running`, best first. */
+    const takeStartable = (): ReadonlyArray<ClaimedCheck> => {
+      const startable: Array<ClaimedCheck> = []
+      while (running.size < settings.concurrency && readyCount > 0) {
+        let best: ClaimedCheck | undefined
+        for (const [host, queue] of ready) {
+          if ((runningByHost.get(host) ?? 0) >= settings.perHostConcurrency) continue
+          if (best === undefined || runsBefore(queue[0]!, best)) best = queue[0]!
+        }
+        if (best === undefined) break
+        const queue = ready.get(best.host)!
+        queue.shift()
+        if (queue.length === 0) ready.delete(best.host)
+        readyCount -= 1
+        running.set(best.id, best)
+        addTo(runningByHost, best.host, 1)
+        startable.push(best)
+      }
+      return startable
+    }
+
+    const checks = yield* FiberSet.make<void, never>()
+
+    const startReady: Effect.Effect<void> = Effect.suspend(() =>
+      stopping ? Effect.void : Effect.forEach(takeStartable(), (check) => FiberSet.run(checks, runCheck(check)), {
+        discard: true
+      })
+    )
+
     const stopChecking = (check: ClaimedCheck) =>
       Effect.sync(() => {
-        checking.delete(check.id)
-        const left = (checkingByHost.get(check.host) ?? 1) - 1
-        if (left === 0) checkingByHost.delete(check.host)
-        else checkingByHost.set(check.host, left)
-      }).pipe(Effect.zipRight(signal.notify))
+        running.delete(check.id)
+        addTo(runningByHost, check.host, -1)
+        addTo(heldByHost, check.host, -1)
+      }).pipe(Effect.zipRight(startReady), Effect.zipRight(signal.notify))
 
-    const runCheck = (check: ClaimedCheck) =>
+    const runCheck = (check: ClaimedCheck): Effect.Effect<void> =>
       Effect.gen(function*() {
         const result = check.attempts > settings.maxAttempts
           ? checkFailedOutcome
@@ -142,52 +193,60 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       Effect.forever
     )
 
+    const capacity = settings.concurrency + prefetch
+
+    /** Uninterruptible: claimed checks are either ready to start or, once shutdown began, handed back by `drain`. */
     const claimMore = Effect.gen(function*() {
-      const free = settings.concurrency - checking.size
-      if (free <= 0) return []
-      lowPriorityCredit += free * LOW_PRIORITY_SHARE
+      const room = capacity - running.size - readyCount
+      if (room <= 0) return 0
+      lowPriorityCredit += room * LOW_PRIORITY_SHARE
       const lowPriorityQuota = Math.floor(lowPriorityCredit)
       const claimed = yield* store.claimChecks({
         workerId: settings.workerId,
         now: yield* now,
         claimUntil: yield* claimDeadline,
-        limit: free,
-        perHost: settings.perHostConcurrency,
-        inFlightByHost: checkingByHost,
+        limit: room,
+        perHost: settings.perHostConcurrency + Math.min(prefetch, settings.perHostConcurrency),
+        inFlightByHost: heldByHost,
         lowPriorityQuota
       })
       const lowClaimed = claimed.filter((check) => check.priority === "low").length
       lowPriorityCredit = Math.max(0, lowPriorityCredit - Math.min(lowClaimed, lowPriorityQuota))
       for (const check of claimed) {
-        checking.set(check.id, check)
-        checkingByHost.set(check.host, (checkingByHost.get(check.host) ?? 0) + 1)
+        const queue = ready.get(check.host)
+        if (queue === undefined) ready.set(check.host, [check])
+        else {
+          queue.push(check)
+          queue.sort((a, b) => (runsBefore(a, b) ? -1 : 1))
+        }
+        readyCount += 1
+        addTo(heldByHost, check.host, 1)
       }
-      return claimed
-    })
-
-    const checks = yield* FiberSet.make<void, never>()
+      yield* startReady
+      return claimed.length
+    }).pipe(Effect.uninterruptible)
 
     const extendClaims = Effect.gen(function*() {
-      const held = [...checking.keys(), ...unrecorded]
+      const held = [...running.keys(), ...[...ready.values()].flat().map((check) => check.id), ...unrecorded]
       if (held.length === 0) return
       yield* store.extendClaims(settings.workerId, held, yield* claimDeadline)
     }).pipe(Effect.ignoreLogged, Effect.repeat(Schedule.spaced(Duration.times(CLAIM_DURATION, 1 / 3))))
 
     /**
      * A claim is one query however many checks it takes, so the loop claims in groups: it waits until a good share
-     * of the slots is free, and after a claim that found less work than it had room for (the rest waits on busy
-     * hosts, or there is none) it lets a moment pass before asking again.
+     * of the room is free, or until a slot is free with nothing ready to fill it, and after a claim that found less
+     * work than it had room for (the rest waits on busy hosts, or there is none) it lets a moment pass.
      */
     const claimGroup = Math.max(1, Math.floor(settings.concurrency / 8))
     const claimLoop = Effect.gen(function*() {
-      const room = settings.concurrency - checking.size
-      if (checking.size > 0 && room < claimGroup) return yield* signal.wait(settings.pollInterval)
+      const room = capacity - running.size - readyCount
+      const starving = running.size < settings.concurrency && readyCount === 0
+      if (room < claimGroup && !starving) return yield* signal.wait(settings.pollInterval)
       const claimed = yield* claimMore.pipe(
         Effect.tapErrorCause((cause) => Effect.logWarning("Claiming link checks failed", cause)),
-        Effect.orElseSucceed((): ReadonlyArray<ClaimedCheck> => [])
+        Effect.orElseSucceed(() => 0)
       )
-      for (const check of claimed) yield* FiberSet.run(checks, runCheck(check))
-      if (claimed.length < room) {
+      if (claimed < room) {
         yield* Effect.sleep(SHORT_CLAIM_PAUSE)
         yield* signal.wait(settings.pollInterval)
       }
@@ -199,8 +258,13 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     })
 
     const drain = Effect.gen(function*() {
-      if (checking.size > 0) {
-        yield* Effect.logInfo("Link checks finishing before shutdown").pipe(Effect.annotateLogs({ running: checking.size }))
+      stopping = true
+      const unstarted = [...ready.values()].flat().map((check) => check.id)
+      ready.clear()
+      readyCount = 0
+      if (unstarted.length > 0) yield* store.releaseClaims(settings.workerId, unstarted).pipe(Effect.ignoreLogged)
+      if (running.size > 0) {
+        yield* Effect.logInfo("Link checks finishing before shutdown").pipe(Effect.annotateLogs({ running: running.size }))
         const allDone = yield* FiberSet.awaitEmpty(checks).pipe(Effect.timeoutOption(settings.shutdownGracePeriod))
         if (Option.isNone(allDone)) yield* FiberSet.clear(checks)
       }

@@ -1,5 +1,5 @@
 import { it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { createHmac } from "node:crypto"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { BatchReport } from "../../src/api/reports"
@@ -112,4 +112,40 @@ describe("batches through the service", () => {
       Effect.scoped,
       Effect.provide(runningLinkcheck(fleet, layerMemory, { concurrency: 64, perHostConcurrency: 3 }))
     ))
+
+  it.live("on shutdown running checks finish and checks claimed ahead go back unstarted", () =>
+    Effect.gen(function*() {
+      const storeContext = yield* Layer.build(layerMemory)
+      const store = Context.get(storeContext, LinkcheckStore)
+      const scope = yield* Scope.make()
+      const service = yield* Layer.buildWithScope(
+        runningLinkcheck(fleet, Layer.succeedContext(storeContext), { concurrency: 2, perHostConcurrency: 2, prefetch: 4 }),
+        scope
+      )
+      const linkChecker = Context.get(service, LinkChecker)
+      const host = `shutdown.test:${fleet.httpPort}`
+      const created = yield* linkChecker.createBatch({
+        uris: Array.from({ length: 6 }, (_, n) => `http://${host}/slow?ms=400&n=${n}`),
+        checked_within: 0,
+        priority: "high"
+      })
+      while (fleet.peakConcurrentRequests(host) < 2) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+      yield* Scope.close(scope, Exit.void)
+
+      const report = yield* linkChecker.getBatch(created.report.id)
+      expect(report.totals).toMatchObject({ links: 6, ok: 2, pending: 4 })
+      const now = new Date()
+      const reclaimed = yield* store.claimChecks({
+        workerId: "another-worker",
+        now,
+        claimUntil: new Date(now.getTime() + 60_000),
+        limit: 10,
+        perHost: 10,
+        inFlightByHost: new Map(),
+        lowPriorityQuota: 0
+      })
+      expect(reclaimed.map((check) => [check.uri, check.attempts])).toEqual(
+        report.links.filter((link) => link.checked === null).map((link) => [link.uri, 1])
+      )
+    }).pipe(Effect.scoped))
 })
