@@ -14,6 +14,9 @@ export class DatabaseNotifications extends Context.Tag("@civicstack/server/Datab
 
 export const pgliteDirectory = (dataDir: string) => Path.resolve(dataDir, "pglite")
 
+/** PGlite lives in the server's memory: 16 MB of shared buffers (PostgreSQL's default is 128 MB) serve its small loads. */
+const PGLITE_SETTINGS = ["shared_buffers=16MB"]
+
 /** PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite database in DATA_DIR. */
 export const databaseLayer = (database: ServerConfig["database"]) =>
   database._tag === "Postgres"
@@ -25,7 +28,7 @@ export const databaseLayer = (database: ServerConfig["database"]) =>
     : Layer.effectContext(
       Effect.map(PgliteClient.PgliteClient, (client) => Context.make(DatabaseNotifications, { listen: client.listen }))
     ).pipe(
-      Layer.provideMerge(PgliteClient.layer({ dataDir: pgliteDirectory(database.dataDir) }))
+      Layer.provideMerge(PgliteClient.layer({ dataDir: pgliteDirectory(database.dataDir), settings: PGLITE_SETTINGS }))
     )
 
 export const describeDatabase = (database: ServerConfig["database"]) =>

@@ -79,12 +79,16 @@ export const startReferenceServer = (
     // The built server, as ops run it, when `npm run build` has made it; else the sources through tsx (more memory).
     const built = join(serverPackage, "dist", "cli.js")
     const profileDir = process.env.BENCH_SERVER_PROFILE_DIR
-    const profiling = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
+    const nodeFlags = [
+      // as `npm start` runs it, see the repository's README
+      "--max-old-space-size=256",
+      ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`])
+    ]
     const command = existsSync(built)
-      ? Command.make(process.execPath, ...profiling, built, "serve")
+      ? Command.make(process.execPath, ...nodeFlags, built, "serve")
       : Command.make(
         process.execPath,
-        ...profiling,
+        ...nodeFlags,
         "--conditions=@civicstack/source",
         "--import",
         "tsx",

@@ -32,6 +32,8 @@ export type TypeId = "~@civicstack/sql-pglite/PgliteClient"
 export interface PgliteClientConfig {
   /** Directory of the database files, created if missing; `undefined` keeps the database in memory. */
   readonly dataDir?: string | undefined
+  /** PostgreSQL settings as `name=value`, applied at each start, e.g. `shared_buffers=16MB` to use less memory. */
+  readonly settings?: ReadonlyArray<string> | undefined
   readonly transformResultNames?: ((str: string) => string) | undefined
   readonly transformQueryNames?: ((str: string) => string) | undefined
   readonly transformJson?: boolean | undefined
@@ -57,9 +59,9 @@ export const PgliteClient: Context.Tag<PgliteClient, PgliteClient> = Context.Gen
 const pgJson = Statement.custom<Statement.Custom<"PgJson", unknown>>("PgJson")
 const json = (value: unknown): Statement.Fragment => pgJson(value)
 
-const openPglite = (dataDir: string | undefined) =>
+const openPglite = (dataDir: string | undefined, settings: ReadonlyArray<string>) =>
   Effect.tryPromise({
-    try: () => PGlite.create(dataDir === undefined ? {} : { dataDir }),
+    try: () => PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), postgresqlconf: [...settings] }),
     catch: (cause) =>
       new SqlError({ cause, message: `Failed to open PGlite ${dataDir === undefined ? "in memory" : `in ${dataDir}`}` })
   })
@@ -73,7 +75,7 @@ export const make = (
 
     const session = yield* makeSession
     const pglite = yield* Effect.acquireRelease(
-      openPglite(dataDir),
+      openPglite(dataDir, config.settings ?? []),
       (pglite) => session.use(Effect.ignoreLogged(Effect.tryPromise(() => pglite.close())))
     )
     yield* Effect.tryPromise({

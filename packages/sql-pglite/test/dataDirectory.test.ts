@@ -102,6 +102,16 @@ describe("PgliteClient data directory", () => {
       expect(yield* withClient(dataDir, (sql) => sql`SELECT note FROM kept`)).toEqual([{ note: "persisted" }])
     }), 60_000)
 
+  it.scopedLive("applies the given PostgreSQL settings at each start", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* initialisedDirectory
+      const sharedBuffers = Effect.flatMap(PgliteClient.PgliteClient, (sql) => sql`SHOW shared_buffers`)
+      const withSettings = (settings: ReadonlyArray<string>) =>
+        Effect.provide(sharedBuffers, PgliteClient.layer({ dataDir, settings }))
+      expect(yield* withSettings(["shared_buffers=16MB"])).toEqual([{ shared_buffers: "16MB" }])
+      expect(yield* withSettings(["shared_buffers=24MB"])).toEqual([{ shared_buffers: "24MB" }])
+    }))
+
   it.scopedLive("cannot be opened twice in one process", () =>
     Effect.gen(function*() {
       const dataDir = yield* initialisedDirectory

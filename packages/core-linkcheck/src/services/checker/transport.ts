@@ -35,7 +35,7 @@ export interface Response {
   readonly status: number
   readonly header: (name: string) => string | undefined
   readonly setCookies: ReadonlyArray<string>
-  /** Reads at most `limit` bytes of the body as text (less if it fails or stalls), then drops the rest with its connection. */
+  /** Reads at most `limit` bytes of the body as Latin-1 text (less if it fails or stalls), then drops the rest with its connection. */
   readonly readHead: (limit: number) => Effect.Effect<string>
 }
 
@@ -121,7 +121,8 @@ const readHeadOf = (body: Body, limit: number, timeout: Duration.DurationInput):
       size += chunk.length
       if (size >= limit) break
     }
-    return Buffer.concat(chunks).subarray(0, limit).toString("utf8")
+    // Latin-1 maps each byte to one character without decoding: enough for the ASCII markup searched for
+    return Buffer.concat(chunks, Math.min(size, limit)).toString("latin1")
   }).pipe(
     Effect.timeout(timeout),
     Effect.orElseSucceed(() => ""),
