@@ -82,6 +82,7 @@ export const startReferenceServer = (
     const nodeFlags = [
       // as `npm start` runs it, see the repository's README
       "--max-old-space-size=256",
+      ...(process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter((flag) => flag.length > 0),
       ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`])
     ]
     const command = existsSync(built)

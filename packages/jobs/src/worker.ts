@@ -71,7 +71,7 @@ export const runWorker = <A, I, E, R>(
     const workMayBeAvailable = yield* Ref.make(true)
     const changed = yield* Queue.sliding<void>(1)
     const completions = yield* Queue.unbounded<JobClaim>()
-    /** Claimed, waiting for a free slot, highest priority first. */
+    /** Claimed, waiting for a free slot, in the order claimed (each claim highest priority first). */
     const waiting = yield* Queue.unbounded<ClaimedJob>()
     const slots = yield* Effect.makeSemaphore(concurrency)
 

@@ -137,12 +137,26 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       })
     )
 
+    const capacity = settings.concurrency + prefetch
+    /**
+     * A claim is one query however many checks it takes, so the loop claims in groups: it waits until a good share
+     * of the room is free, or until a slot is free with nothing ready to fill it, and after a claim that found less
+     * work than it had room for (the rest waits on busy hosts, or there is none) it lets a moment pass.
+     */
+    const claimGroup = Math.max(1, Math.floor(settings.concurrency / 8))
+    const claimWanted = () =>
+      capacity - running.size - readyCount >= claimGroup || (running.size < settings.concurrency && readyCount === 0)
+
     const stopChecking = (check: ClaimedCheck) =>
       Effect.sync(() => {
         running.delete(check.id)
         addTo(runningByHost, check.host, -1)
         addTo(heldByHost, check.host, -1)
-      }).pipe(Effect.zipRight(startReady), Effect.zipRight(signal.notify))
+      }).pipe(
+        Effect.zipRight(startReady),
+        // waking the claim loop for less than a group would only send it back to sleep
+        Effect.zipRight(Effect.suspend(() => (claimWanted() ? signal.notify : Effect.void)))
+      )
 
     const runCheck = (check: ClaimedCheck): Effect.Effect<void> =>
       Effect.gen(function*() {
@@ -193,8 +207,6 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       Effect.forever
     )
 
-    const capacity = settings.concurrency + prefetch
-
     /** Uninterruptible: claimed checks are either ready to start or, once shutdown began, handed back by `drain`. */
     const claimMore = Effect.gen(function*() {
       const room = capacity - running.size - readyCount
@@ -232,16 +244,9 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       yield* store.extendClaims(settings.workerId, held, yield* claimDeadline)
     }).pipe(Effect.ignoreLogged, Effect.repeat(Schedule.spaced(Duration.times(CLAIM_DURATION, 1 / 3))))
 
-    /**
-     * A claim is one query however many checks it takes, so the loop claims in groups: it waits until a good share
-     * of the room is free, or until a slot is free with nothing ready to fill it, and after a claim that found less
-     * work than it had room for (the rest waits on busy hosts, or there is none) it lets a moment pass.
-     */
-    const claimGroup = Math.max(1, Math.floor(settings.concurrency / 8))
     const claimLoop = Effect.gen(function*() {
       const room = capacity - running.size - readyCount
-      const starving = running.size < settings.concurrency && readyCount === 0
-      if (room < claimGroup && !starving) return yield* signal.wait(settings.pollInterval)
+      if (!claimWanted()) return yield* signal.wait(settings.pollInterval)
       const claimed = yield* claimMore.pipe(
         Effect.tapErrorCause((cause) => Effect.logWarning("Claiming link checks failed", cause)),
         Effect.orElseSucceed(() => 0)

@@ -111,20 +111,28 @@ const release = (body: Body): void => {
   body.dump({ limit: bytesKeptForConnectionReuse }).catch(() => undefined)
 }
 
+/** A timer rather than `Effect.timeout`, which would start two more fibers for every page read. */
 const readHeadOf = (body: Body, limit: number, timeout: Duration.DurationInput): Effect.Effect<string> =>
   Effect.tryPromise(async (signal) => {
-    signal.addEventListener("abort", () => body.destroy())
+    const stop = () => body.destroy()
+    signal.addEventListener("abort", stop)
+    const timer = setTimeout(stop, Duration.toMillis(timeout))
     const chunks: Array<Buffer> = []
     let size = 0
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      chunks.push(chunk)
-      size += chunk.length
-      if (size >= limit) break
+    try {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        chunks.push(chunk)
+        size += chunk.length
+        if (size >= limit) break
+      }
+    } catch {
+      // what arrived before the failure or the timeout is still worth searching
+    } finally {
+      clearTimeout(timer)
     }
     // Latin-1 maps each byte to one character without decoding: enough for the ASCII markup searched for
     return Buffer.concat(chunks, Math.min(size, limit)).toString("latin1")
   }).pipe(
-    Effect.timeout(timeout),
     Effect.orElseSucceed(() => ""),
     Effect.ensuring(Effect.sync(() => {
       if (!body.readableEnded) body.destroy()
