@@ -17,6 +17,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as path from "node:path"
+import { createDataDirectoryIfNew } from "./createDataDirectory"
 import { type DataDirectoryInUse, lockDataDirectory } from "./DataDirectoryLock"
 import { textSerializers, useNodePostgresParsers } from "./nodePostgresTypes"
 import { makeNotifications } from "./Notifications"
@@ -71,7 +72,10 @@ export const make = (
 ): Effect.Effect<PgliteClient, SqlError | DataDirectoryInUse, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
     const dataDir = config.dataDir === undefined ? undefined : path.resolve(config.dataDir)
-    if (dataDir !== undefined) yield* lockDataDirectory(dataDir)
+    if (dataDir !== undefined) {
+      yield* lockDataDirectory(dataDir)
+      yield* createDataDirectoryIfNew(dataDir)
+    }
 
     const session = yield* makeSession
     const pglite = yield* Effect.acquireRelease(
