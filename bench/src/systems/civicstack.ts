@@ -81,7 +81,7 @@ const queueBuilder = (caseLabel: string, settings: BenchSettings) =>
   })
 
 const describe = (settings: BenchSettings) =>
-  `${settings.workers} runWorker fibers, each concurrency ${settings.concurrency}, pollInterval ${pollInterval}`
+  `${settings.workers} runWorker fibers, each concurrency ${settings.concurrency} (and the default prefetch, as many), pollInterval ${pollInterval}`
 
 export const civicstackPostgresSystem: ServerSystem = {
   id: "civicstack-pg",

@@ -44,6 +44,9 @@ const LOW_PRIORITY_SHARE = 1 / 21
 /** After a claim that found less work than it had room for, the least time before the next one. */
 const SHORT_CLAIM_PAUSE = Duration.millis(20)
 
+/** Past this many hosts, those whose interval has passed are forgotten, so a long-lived worker does not grow. */
+const MAX_REMEMBERED_HOSTS = 10_000
+
 /** Results recorded in one transaction at most; more wait for the next. */
 const MAX_RESULTS_PER_WRITE = 256
 
@@ -103,6 +106,9 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         const interval = Duration.toMillis(settings.perHostInterval)
         if (interval === 0) return
         const at = yield* Clock.currentTimeMillis
+        if (nextStartByHost.size > MAX_REMEMBERED_HOSTS) {
+          for (const [known, next] of nextStartByHost) if (next <= at) nextStartByHost.delete(known)
+        }
         const start = Math.max(at, nextStartByHost.get(host) ?? 0)
         nextStartByHost.set(host, start + interval)
         if (start > at) yield* Effect.sleep(Duration.millis(start - at))
