@@ -30,6 +30,24 @@ const countJobs = (queue: string) =>
 
 const payloadsOf = (claimed: ReadonlyArray<ClaimedJob>) => claimed.map((job) => job.payload)
 
+/**
+ * A worker on the second copy that polls only hourly, after it ran a first job ("before"): whatever it runs next,
+ * a wake-up brought it. Returns what it handled.
+ */
+const idleWorkerOnSecondCopy = Effect.gen(function*() {
+  const jobs = yield* JobQueue
+  const { secondCopy } = yield* TestBackend
+  const handled = yield* Ref.make<ReadonlyArray<string>>([])
+  yield* jobs.enqueue(email, { to: "before" })
+  yield* Effect.forkScoped(
+    runWorker(email, ({ to }) => Ref.update(handled, (all) => [...all, to]), { pollInterval: "1 hour" }).pipe(
+      Effect.provide(secondCopy)
+    )
+  )
+  yield* eventually(Effect.map(Ref.get(handled), (all) => all.length === 1), { what: "the first job" })
+  return handled
+})
+
 export const jobQueueSuite = (
   name: string,
   layer: Layer.Layer<JobQueue | TestBackend, unknown>,
@@ -386,15 +404,7 @@ export const jobQueueSuite = (
     test("a worker on another copy wakes up on an enqueue instead of waiting for its next poll", () =>
       Effect.gen(function*() {
         const jobs = yield* JobQueue
-        const { secondCopy } = yield* TestBackend
-        const handled = yield* Ref.make<ReadonlyArray<string>>([])
-        yield* jobs.enqueue(email, { to: "before" })
-        yield* Effect.forkScoped(
-          runWorker(email, ({ to }) => Ref.update(handled, (all) => [...all, to]), { pollInterval: "1 hour" }).pipe(
-            Effect.provide(secondCopy)
-          )
-        )
-        yield* eventually(Effect.map(Ref.get(handled), (all) => all.length === 1), { what: "the first job" })
+        const handled = yield* idleWorkerOnSecondCopy
         yield* realPause(100)
         yield* jobs.enqueue(email, { to: "after" })
         yield* eventually(Effect.map(Ref.get(handled), (all) => all.length === 2), { what: "a wake-up" })
@@ -405,16 +415,8 @@ export const jobQueueSuite = (
       test("a worker on another copy wakes up when a transaction that enqueued commits", () =>
         Effect.gen(function*() {
           const jobs = yield* JobQueue
-          const { secondCopy, transaction } = yield* TestBackend
-          const inTransaction = Option.getOrThrow(transaction)
-          const handled = yield* Ref.make<ReadonlyArray<string>>([])
-          yield* jobs.enqueue(email, { to: "before" })
-          yield* Effect.forkScoped(
-            runWorker(email, ({ to }) => Ref.update(handled, (all) => [...all, to]), { pollInterval: "1 hour" }).pipe(
-              Effect.provide(secondCopy)
-            )
-          )
-          yield* eventually(Effect.map(Ref.get(handled), (all) => all.length === 1), { what: "the first job" })
+          const inTransaction = Option.getOrThrow((yield* TestBackend).transaction)
+          const handled = yield* idleWorkerOnSecondCopy
           yield* inTransaction(jobs.enqueue(email, { to: "committed" }).pipe(Effect.zipLeft(realPause(200))))
           yield* eventually(Effect.map(Ref.get(handled), (all) => all.length === 2), { what: "a wake-up after commit" })
           expect(yield* Ref.get(handled)).toEqual(["before", "committed"])
