@@ -29,6 +29,25 @@ const dedupeIndexKey = (queue: string, key: string) => `${queue}\u0000${key}`
 const byClaimOrder = (a: StoredJob, b: StoredJob) =>
   b.priority - a.priority || a.runAt - b.runAt || Number(a.id) - Number(b.id)
 
+/** The first `limit` of `jobs` in claim order, without sorting them all: one pass keeping the best so far. */
+const firstInClaimOrder = (jobs: Iterable<StoredJob>, limit: number): Array<StoredJob> => {
+  const best: Array<StoredJob> = []
+  if (limit <= 0) return best
+  for (const job of jobs) {
+    if (best.length === limit && byClaimOrder(job, best[limit - 1]!) >= 0) continue
+    let low = 0
+    let high = best.length
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (byClaimOrder(best[middle]!, job) <= 0) low = middle + 1
+      else high = middle
+    }
+    best.splice(low, 0, job)
+    if (best.length > limit) best.pop()
+  }
+  return best
+}
+
 /** All state of the in-memory queue; every method runs synchronously, so each is atomic. */
 class MemoryStore {
   private nextId = 1
@@ -71,7 +90,7 @@ class MemoryStore {
     for (const job of this.jobs.values()) {
       if (job.queue === options.queue && job.state === "queued" && job.runAt <= now) claimable.push(job)
     }
-    return claimable.sort(byClaimOrder).slice(0, options.limit).map((job) => {
+    return firstInClaimOrder(claimable, options.limit).map((job) => {
       job.state = "running"
       job.attempts += 1
       job.lockedBy = options.workerId
