@@ -17,5 +17,6 @@ export {
 export { layerMemory } from "./memory"
 export { migrate } from "./migrations"
 export { type RecurringSchedule, runSchedules, schedulesLayer } from "./schedules"
+export { migrateSchema, type SchemaMigrations } from "./schemaMigrations"
 export { layerSql, NOTIFY_CHANNEL, type SqlLayerOptions } from "./sql"
 export { type JobInfo, runWorker, workerLayer, type WorkerOptions } from "./worker"

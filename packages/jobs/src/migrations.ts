@@ -1,7 +1,6 @@
-import * as Migrator from "@effect/sql/Migrator"
 import { SqlClient } from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { migrateSchema } from "./schemaMigrations"
 
 const statements = (...texts: ReadonlyArray<string>) =>
   Effect.flatMap(SqlClient, (sql) => Effect.forEach(texts, (text) => sql.unsafe(text), { discard: true }))
@@ -35,26 +34,9 @@ const createJobs = statements(
   )`
 )
 
-/** Any constant shared by every copy: serialises concurrent `migrate` runs on one database. */
-const MIGRATION_LOCK_KEY = 7_461_802_331
-
-const runMigrations = Migrator.make({})({
-  loader: Migrator.fromRecord({ "1_create_jobs": createJobs }),
-  table: "jobs.migrations"
-})
-
 /** Creates the `jobs` schema and brings its tables up to date; safe to run from several copies at once. */
-export const migrate: Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient> = Effect.gen(function*() {
-  const sql = yield* SqlClient
-  yield* sql.withTransaction(Effect.gen(function*() {
-    yield* sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`
-    yield* sql`CREATE SCHEMA IF NOT EXISTS jobs`
-    // created here (the Migrator would too) so that its existence check cannot fail inside this transaction
-    yield* sql`CREATE TABLE IF NOT EXISTS jobs.migrations (
-      migration_id integer PRIMARY KEY,
-      created_at timestamptz NOT NULL DEFAULT now(),
-      name text NOT NULL
-    )`
-    yield* runMigrations
-  }))
+export const migrate = migrateSchema({
+  schema: "jobs",
+  lockKey: 7_461_802_331,
+  migrations: { "1_create_jobs": createJobs }
 })

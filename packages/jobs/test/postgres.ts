@@ -1,33 +1,17 @@
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql/SqlClient"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
+import { Context, Effect, Layer, Option } from "effect"
 import { JobQueue, layerSql, migrate } from "../src/index"
+import { createTestDatabase as createDatabase, testPool } from "../../../test-support/postgres"
 import { TestBackend } from "./helpers"
 
-const serverLayer = (url: string) => PgClient.layer({ url: Redacted.make(url), maxConnections: 4 })
-
-const onServer = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient>) =>
-  Effect.runPromise(effect.pipe(Effect.provide(serverLayer(url))))
-
-/** A fresh database on the server of `serverUrl`, with the jobs schema migrated; `drop` removes it. */
-export const createTestDatabase = async (serverUrl: string, purpose: string) => {
-  const name = `civicstack_jobs_${purpose}_${randomBytes(4).toString("hex")}`
-  await onServer(serverUrl, Effect.flatMap(SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${name}`)))
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  const databaseUrl = url.toString()
-  await onServer(databaseUrl, migrate)
-  return {
-    url: databaseUrl,
-    drop: () =>
-      onServer(serverUrl, Effect.flatMap(SqlClient, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))
-  }
-}
+/** A fresh database with the jobs schema migrated; `drop` removes it. */
+export const createTestDatabase = (serverUrl: string, purpose: string) =>
+  createDatabase(serverUrl, `civicstack_jobs_${purpose}`, migrate)
 
 const copyLayer = (url: string) =>
   Layer.unwrapEffect(Effect.map(PgClient.PgClient, (client) => layerSql({ listen: client.listen }))).pipe(
-    Layer.provideMerge(serverLayer(url))
+    Layer.provideMerge(testPool(url))
   )
 
 /** Per test: empty tables, the queue under test, and a second copy with its own connection pool. */

@@ -1,8 +1,7 @@
 import { PgliteClient } from "@civicstack/sql-pglite"
-import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql/SqlClient"
-import { Context, Effect, Layer, ManagedRuntime, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
+import { Context, Effect, Layer, ManagedRuntime } from "effect"
+import { createTestDatabase as createDatabase, testPool } from "../../../../test-support/postgres"
 import { migrate } from "../../src/migrations/index"
 import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
 import { layerMemory } from "../../src/storage/memory"
@@ -42,32 +41,12 @@ export const sharedPglite = () => {
   }
 }
 
-const serverLayer = (url: string) => PgClient.layer({ url: Redacted.make(url), maxConnections: 4 })
-
-const onServer = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient>) =>
-  Effect.runPromise(effect.pipe(Effect.provide(serverLayer(url))))
-
-/** A database of its own on the server of `serverUrl`, migrated; `drop` removes it. */
-export const createTestDatabase = async (serverUrl: string) => {
-  const name = `lcstore_${randomBytes(6).toString("hex")}`
-  await onServer(serverUrl, Effect.flatMap(SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${name}`)))
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  const databaseUrl = url.toString()
-  await onServer(databaseUrl, migrate)
-  return {
-    url: databaseUrl,
-    drop: () =>
-      onServer(
-        serverUrl,
-        Effect.flatMap(SqlClient, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
-      )
-  }
-}
+/** A database of its own with the linkcheck schema migrated; `drop` removes it. */
+export const createTestDatabase = (serverUrl: string) => createDatabase(serverUrl, "lcstore", migrate)
 
 /** Per test: empty tables, the store under test, and a second copy with a connection pool of its own. */
 export const postgresBackend = (databaseUrl: string): Layer.Layer<StoreUnderTest, unknown> =>
   Layer.merge(
-    layerSql.pipe(Layer.provide(emptyTables), Layer.provide(serverLayer(databaseUrl))),
-    secondCopyOf(Layer.fresh(layerSql)).pipe(Layer.provide(serverLayer(databaseUrl)))
+    layerSql.pipe(Layer.provide(emptyTables), Layer.provide(testPool(databaseUrl))),
+    secondCopyOf(Layer.fresh(layerSql)).pipe(Layer.provide(testPool(databaseUrl)))
   )
