@@ -60,8 +60,10 @@ const decodeFired = rowsOf(FiredRow)
 /** Enqueue attempts before giving up on a dedupe key that keeps changing hands between statements. */
 const ENQUEUE_RACE_RETRIES = 5
 
-/** Enqueue calls written by one statement at most. */
+/** Enqueue calls taken together at most; they are written by statements of at most `MAX_JOBS_TOGETHER` jobs. */
 const MAX_WRITES_TOGETHER = 200
+/** A single call with more jobs than this is still written by one statement, alone. */
+const MAX_JOBS_TOGETHER = 1000
 
 interface WaitingWrite {
   readonly queue: string
@@ -70,14 +72,22 @@ interface WaitingWrite {
   readonly done: Deferred.Deferred<ReadonlyArray<Enqueued>, JobQueueError>
 }
 
-const groupByQueue = (writes: ReadonlyArray<WaitingWrite>) => {
-  const groups = new Map<string, Array<WaitingWrite>>()
+/** Writes of one queue each, in arrival order, of at most `MAX_JOBS_TOGETHER` jobs unless a single write has more. */
+const statementsFor = (writes: ReadonlyArray<WaitingWrite>): ReadonlyArray<ReadonlyArray<WaitingWrite>> => {
+  const open = new Map<string, { writes: Array<WaitingWrite>; jobs: number }>()
+  const statements: Array<Array<WaitingWrite>> = []
   for (const write of writes) {
-    const group = groups.get(write.queue)
-    if (group === undefined) groups.set(write.queue, [write])
-    else group.push(write)
+    const current = open.get(write.queue)
+    if (current !== undefined && current.jobs + write.jobs.length <= MAX_JOBS_TOGETHER) {
+      current.writes.push(write)
+      current.jobs += write.jobs.length
+    } else {
+      const started = { writes: [write], jobs: write.jobs.length }
+      statements.push(started.writes)
+      open.set(write.queue, started)
+    }
   }
-  return groups
+  return statements
 }
 
 const toIso = (millis: number) => new Date(millis).toISOString()
@@ -278,8 +288,9 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
         notifyLater(queue).pipe(Effect.zipRight(PubSub.publish(enqueuedQueues, queue)))
 
       const writeTogether = (writes: ReadonlyArray<WaitingWrite>) =>
-        Effect.forEach(groupByQueue(writes), ([queue, group]) =>
+        Effect.forEach(statementsFor(writes), (group) =>
           Effect.gen(function*() {
+            const queue = group[0]!.queue
             const all = group.flatMap((write) => write.jobs)
             const now = Math.min(...group.map((write) => write.now))
             const enqueued = yield* Effect.exit(insertAll(queue, all, now, false, ENQUEUE_RACE_RETRIES))

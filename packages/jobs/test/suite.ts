@@ -182,6 +182,24 @@ export const jobQueueSuite = (
         }
       }))
 
+    test("concurrent enqueueMany calls of many jobs each get their own jobs, in order", () =>
+      Effect.gen(function*() {
+        const jobs = yield* JobQueue
+        const counted = JobDefinition.make({ queue: "counted", payload: Schema.Number })
+        const calls = [0, 1, 2].map((call) =>
+          jobs.enqueueMany(counted, Array.from({ length: 600 }, (_, n) => ({ payload: call * 1000 + n }))))
+        const results = yield* Effect.all(calls, { concurrency: "unbounded" })
+        const claimed = yield* Effect.flatMap(JobQueue, (queue) =>
+          queue.claim({ queue: "counted", workerId: "w", limit: 2000, leaseDuration: Duration.seconds(30) }))
+        const payloadById = new Map(claimed.map((job) => [job.id, job.payload]))
+        expect(claimed).toHaveLength(1800)
+        results.forEach((enqueued, call) =>
+          expect(enqueued.map((result) => payloadById.get(result.id))).toEqual(
+            Array.from({ length: 600 }, (_, n) => call * 1000 + n)
+          )
+        )
+      }))
+
     test("refuses a payload that its schema cannot encode, and bad options", () =>
       Effect.gen(function*() {
         const jobs = yield* JobQueue
