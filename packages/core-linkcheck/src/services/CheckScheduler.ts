@@ -114,6 +114,8 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         if (start > at) yield* Effect.sleep(Duration.millis(start - at))
       })
 
+    const readyIds = () => [...ready.values()].flat().map((check) => check.id)
+
     /** Moves the checks that may start now from `ready` to `running`, best first. */
     const takeStartable = (): ReadonlyArray<ClaimedCheck> => {
       const startable: Array<ClaimedCheck> = []
@@ -245,7 +247,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     }).pipe(Effect.uninterruptible)
 
     const extendClaims = Effect.gen(function*() {
-      const held = [...running.keys(), ...[...ready.values()].flat().map((check) => check.id), ...unrecorded]
+      const held = [...running.keys(), ...readyIds(), ...unrecorded]
       if (held.length === 0) return
       yield* store.extendClaims(settings.workerId, held, yield* claimDeadline)
     }).pipe(Effect.ignoreLogged, Effect.repeat(Schedule.spaced(Duration.times(CLAIM_DURATION, 1 / 3))))
@@ -270,7 +272,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
 
     const drain = Effect.gen(function*() {
       stopping = true
-      const unstarted = [...ready.values()].flat().map((check) => check.id)
+      const unstarted = readyIds()
       ready.clear()
       readyCount = 0
       if (unstarted.length > 0) yield* store.releaseClaims(settings.workerId, unstarted).pipe(Effect.ignoreLogged)
