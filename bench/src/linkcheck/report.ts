@@ -35,7 +35,7 @@ const ratioToLinkinator = (result: Measured, results: ReadonlyArray<RunResult>):
     : undefined
 }
 
-const measuredCells = (result: Measured, results: ReadonlyArray<RunResult>) => {
+const measuredCells = (result: Measured, results: ReadonlyArray<RunResult>, links: ReadonlyArray<PlannedLink>) => {
   const seconds = result.wallMs / 1000
   const toLinkinator = ratioToLinkinator(result, results)
   return [
@@ -44,6 +44,7 @@ const measuredCells = (result: Measured, results: ReadonlyArray<RunResult>) => {
     fixed(result.links / seconds, 0),
     fixed(result.lowerBoundMs / 1000, 2),
     `${fixed(result.wallMs / result.lowerBoundMs, 2)}x`,
+    `${fixed(result.wallMs / inOrderIdealMs(links, result.limits), 2)}x`,
     toLinkinator === undefined ? "-" : `${fixed(toLinkinator, 2)}x`,
     fixed(result.peakRssBytes / MB, 0),
     fixed(result.startRssBytes / MB, 0),
@@ -60,10 +61,10 @@ const measuredCells = (result: Measured, results: ReadonlyArray<RunResult>) => {
   ]
 }
 
-const resultRow = (result: RunResult, results: ReadonlyArray<RunResult>) => {
-  if (result._tag === "Measured") return row([...identityCells(result), ...measuredCells(result, results)])
+const resultRow = (result: RunResult, results: ReadonlyArray<RunResult>, links: ReadonlyArray<PlannedLink>) => {
+  if (result._tag === "Measured") return row([...identityCells(result), ...measuredCells(result, results, links)])
   const verdict = result._tag === "Skipped" ? `skipped: ${result.reason}` : `FAIL (not measured: ${result.reason})`
-  return row([...identityCells(result), ...Array.from({ length: 17 }, () => "-"), oneLine(verdict)])
+  return row([...identityCells(result), ...Array.from({ length: 18 }, () => "-"), oneLine(verdict)])
 }
 
 const verdict = (pass: boolean, value: string) => `${pass ? "PASS" : "FAIL"} (${value})`
@@ -129,6 +130,7 @@ export const renderReport = (
       "links/s",
       "lower bound s",
       "÷ lower bound",
+      "÷ in-order ideal",
       "÷ linkinator",
       "peak RSS MB",
       "RSS at run start MB",
@@ -143,8 +145,8 @@ export const renderReport = (
       "load 1m",
       "check"
     ]),
-    row(["---:", "---", "---", "---", ...Array.from({ length: 17 }, () => "---:"), "---"]),
-    ...results.map((result) => resultRow(result, results)),
+    row(["---:", "---", "---", "---", ...Array.from({ length: 18 }, () => "---:"), "---"]),
+    ...results.map((result) => resultRow(result, results, links)),
     "",
     "Targets:",
     "",
@@ -168,6 +170,7 @@ export const renderReport = (
     "",
     "- wall time: civicstack, from sending POST /batch (every link, priority high, checked_within 0, a signed webhook) until the completion webhook arrives; linkinator, from calling `check` until it returns.",
     "- lower bound: what an ideal scheduler with no overhead could do under the row's limits, from the planned latencies (a redirect's two hops add up): max(all links' time ÷ global limit, the busiest host's time ÷ per-host limit, the longest link).",
+    "- ÷ in-order ideal: wall time over that of an ideal scheduler that does not know the latencies ahead and starts the links in submission order the moment the row's limits allow, with no overhead (simulated from the plan); the part above 1 is the checker's own overhead.",
     "- ÷ linkinator: our wall time over linkinator's in the same run (below 1 is faster); only between runs that passed their check.",
     "- peak RSS: `VmHWM` of the checker's process over its life (the reference server's just before it is stopped, start-up included; linkinator's process after `check`); RSS at run start: `VmRSS` when the wall time starts; peak RSS in run: `VmHWM` from then on (reset through `/proc/<pid>/clear_refs`). The reference server runs from its build (`apps/server/dist`) when `npm run build` has made it, else from the TypeScript sources through tsx, whose loader adds memory; linkinator runs through tsx. MB = 2^20 bytes.",
     "- POST s: how long POST /batch took to answer 202, a part of the wall time.",
