@@ -60,9 +60,7 @@ const decodeFired = rowsOf(FiredRow)
 /** Enqueue attempts before giving up on a dedupe key that keeps changing hands between statements. */
 const ENQUEUE_RACE_RETRIES = 5
 
-/** Enqueue calls taken together at most; they are written by statements of at most `MAX_JOBS_TOGETHER` jobs. */
-const MAX_WRITES_TOGETHER = 200
-/** A single call with more jobs than this is still written by one statement, alone. */
+/** Jobs of several enqueue calls written by one statement at most; a single call with more is written alone. */
 const MAX_JOBS_TOGETHER = 1000
 
 interface WaitingWrite {
@@ -304,9 +302,7 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
           }), { discard: true })
 
       yield* Queue.take(waitingWrites).pipe(
-        Effect.flatMap((first) =>
-          Effect.map(Queue.takeUpTo(waitingWrites, MAX_WRITES_TOGETHER - 1), (more) => [first, ...more])
-        ),
+        Effect.flatMap((first) => Effect.map(Queue.takeAll(waitingWrites), (more) => [first, ...more])),
         Effect.flatMap((writes) => Effect.uninterruptible(writeTogether(writes))),
         Effect.forever,
         Effect.onInterrupt(() =>
