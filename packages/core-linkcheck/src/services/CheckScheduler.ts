@@ -90,8 +90,6 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     /** Claimed ahead and not started yet, per host, in the order they should run. */
     const ready = new Map<string, Array<ClaimedCheck>>()
     let readyCount = 0
-    /** Running or ready, per host: what a claim must count against the host's share. */
-    const heldByHost = new Map<string, number>()
     /** Checked, result not recorded yet: still claimed by this worker. */
     const unrecorded = new Set<string>()
     const results = yield* Queue.unbounded<CheckCompletion>()
@@ -115,6 +113,13 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       })
 
     const readyIds = () => [...ready.values()].flat().map((check) => check.id)
+
+    /** Running or ready, per host: what a claim must count against the host's share. */
+    const heldByHost = () => {
+      const held = new Map(runningByHost)
+      for (const [host, queue] of ready) held.set(host, (held.get(host) ?? 0) + queue.length)
+      return held
+    }
 
     /** Moves the checks that may start now from `ready` to `running`, best first. */
     const takeStartable = (): ReadonlyArray<ClaimedCheck> => {
@@ -159,7 +164,6 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       Effect.sync(() => {
         running.delete(check.id)
         addTo(runningByHost, check.host, -1)
-        addTo(heldByHost, check.host, -1)
       }).pipe(
         Effect.zipRight(startReady),
         // waking the claim loop for less than a group would only send it back to sleep
@@ -227,7 +231,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         claimUntil: yield* claimDeadline,
         limit: room,
         perHost: settings.perHostConcurrency + Math.min(prefetch, settings.perHostConcurrency),
-        inFlightByHost: heldByHost,
+        inFlightByHost: heldByHost(),
         lowPriorityQuota
       })
       const lowClaimed = claimed.filter((check) => check.priority === "low").length
@@ -240,7 +244,6 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
           queue.sort((a, b) => (runsBefore(a, b) ? -1 : 1))
         }
         readyCount += 1
-        addTo(heldByHost, check.host, 1)
       }
       yield* startReady
       return claimed.length
