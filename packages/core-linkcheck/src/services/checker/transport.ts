@@ -113,10 +113,8 @@ const release = (body: Body): void => {
 
 /** A timer rather than `Effect.timeout`, which would start two more fibers for every page read. */
 const readHeadOf = (body: Body, limit: number, timeout: Duration.DurationInput): Effect.Effect<string> =>
-  Effect.tryPromise(async (signal) => {
-    const stop = () => body.destroy()
-    signal.addEventListener("abort", stop)
-    const timer = setTimeout(stop, Duration.toMillis(timeout))
+  Effect.promise(async () => {
+    const timer = setTimeout(() => body.destroy(), Duration.toMillis(timeout))
     const chunks: Array<Buffer> = []
     let size = 0
     try {
@@ -133,7 +131,7 @@ const readHeadOf = (body: Body, limit: number, timeout: Duration.DurationInput):
     // Latin-1 maps each byte to one character without decoding: enough for the ASCII markup searched for
     return Buffer.concat(chunks, Math.min(size, limit)).toString("latin1")
   }).pipe(
-    Effect.orElseSucceed(() => ""),
+    // also on interruption, which ends the read above
     Effect.ensuring(Effect.sync(() => {
       if (!body.readableEnded) body.destroy()
     }))
