@@ -17,13 +17,14 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as path from "node:path"
-import { createDataDirectoryIfNew } from "./createDataDirectory"
+import { createDataDirectoryIfNew, type DataDirectoryNotEmpty } from "./createDataDirectory"
 import { type DataDirectoryInUse, lockDataDirectory } from "./DataDirectoryLock"
 import { textSerializers, useNodePostgresParsers } from "./nodePostgresTypes"
 import { makeNotifications } from "./Notifications"
 import { makeConnection } from "./PgliteConnection"
 import { makeSession } from "./Session"
 
+export { DataDirectoryNotEmpty } from "./createDataDirectory"
 export { DataDirectoryInUse, lockFileName } from "./DataDirectoryLock"
 
 export const TypeId: TypeId = "~@civicstack/sql-pglite/PgliteClient"
@@ -69,7 +70,7 @@ const openPglite = (dataDir: string | undefined, settings: ReadonlyArray<string>
 
 export const make = (
   config: PgliteClientConfig
-): Effect.Effect<PgliteClient, SqlError | DataDirectoryInUse, Scope.Scope | Reactivity.Reactivity> =>
+): Effect.Effect<PgliteClient, SqlError | DataDirectoryInUse | DataDirectoryNotEmpty, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
     const dataDir = config.dataDir === undefined ? undefined : path.resolve(config.dataDir)
     if (dataDir !== undefined) {
@@ -117,12 +118,12 @@ const toContext = (client: PgliteClient) =>
 
 export const layer = (
   config: PgliteClientConfig
-): Layer.Layer<PgliteClient | SqlClient.SqlClient, SqlError | DataDirectoryInUse> =>
+): Layer.Layer<PgliteClient | SqlClient.SqlClient, SqlError | DataDirectoryInUse | DataDirectoryNotEmpty> =>
   Layer.scopedContext(Effect.map(make(config), toContext)).pipe(Layer.provide(Reactivity.layer))
 
 export const layerConfig = (
   config: Config.Config.Wrap<PgliteClientConfig>
-): Layer.Layer<PgliteClient | SqlClient.SqlClient, ConfigError.ConfigError | SqlError | DataDirectoryInUse> =>
+): Layer.Layer<PgliteClient | SqlClient.SqlClient, ConfigError.ConfigError | SqlError | DataDirectoryInUse | DataDirectoryNotEmpty> =>
   Layer.scopedContext(Effect.flatMap(Config.unwrap(config), (resolved) => Effect.map(make(resolved), toContext))).pipe(
     Layer.provide(Reactivity.layer)
   )

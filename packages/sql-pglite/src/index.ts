@@ -1,2 +1,3 @@
+export { DataDirectoryNotEmpty } from "./createDataDirectory"
 export { DataDirectoryInUse } from "./DataDirectoryLock"
 export * as PgliteClient from "./PgliteClient"

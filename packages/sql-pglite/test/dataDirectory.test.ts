@@ -1,6 +1,6 @@
-import { DataDirectoryInUse, PgliteClient } from "@civicstack/sql-pglite"
+import { DataDirectoryInUse, DataDirectoryNotEmpty, PgliteClient } from "@civicstack/sql-pglite"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber } from "effect"
+import { Deferred, Effect, Fiber, Schedule } from "effect"
 import { type ChildProcessByStdio, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -86,6 +86,17 @@ const exited = (holder: Holder) =>
     holder.once("exit", (code) => resume(Effect.succeed(code)))
   })
 
+/** Waits until a database being created in `parent` has files in its staging copy. */
+const stagingCopyBegun = (parent: string) =>
+  Effect.sync(() =>
+    fs.readdirSync(parent).some((name) =>
+      name.includes(".creating-") && fs.readdirSync(path.join(parent, name)).length > 0
+    )
+  ).pipe(
+    Effect.repeat({ until: (begun) => begun, schedule: Schedule.spaced("10 millis") }),
+    Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("no staging copy was written") })
+  )
+
 describe("PgliteClient data directory", () => {
   it.scopedLive("is created when missing, keeps its data after closing and is unlocked on close", () =>
     Effect.gen(function*() {
@@ -101,6 +112,45 @@ describe("PgliteClient data directory", () => {
 
       expect(yield* withClient(dataDir, (sql) => sql`SELECT note FROM kept`)).toEqual([{ note: "persisted" }])
     }), 60_000)
+
+  it.scopedLive("cut off while it is created, is left without files and created whole on the next open", () =>
+    Effect.gen(function*() {
+      const parent = yield* temporaryDirectory
+      const dataDir = path.join(parent, "database")
+
+      const opening = yield* Effect.fork(withClient(dataDir, () => Effect.void))
+      yield* stagingCopyBegun(parent)
+      yield* Fiber.interrupt(opening)
+      expect(fs.readdirSync(dataDir)).toEqual([])
+      expect(fs.readdirSync(parent)).toEqual(["database"])
+
+      expect(yield* withClient(dataDir, (sql) => sql`SELECT 1 AS one`)).toEqual([{ one: 1 }])
+      expect(fs.readdirSync(parent)).toEqual(["database"])
+    }), 60_000)
+
+  it.scopedLive("removes the staging copy a killed process left beside it", () =>
+    Effect.gen(function*() {
+      const parent = yield* temporaryDirectory
+      const abandoned = path.join(parent, ".database.creating-abc123")
+      fs.mkdirSync(path.join(abandoned, "base"), { recursive: true })
+
+      yield* withClient(path.join(parent, "database"), () => Effect.void)
+
+      expect(fs.readdirSync(parent)).toEqual(["database"])
+    }), 60_000)
+
+  it.scopedLive("holding files but no database is refused with DataDirectoryNotEmpty and left as it was", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* temporaryDirectory
+      fs.writeFileSync(path.join(dataDir, "notes.txt"), "mine")
+
+      const error = yield* Effect.flip(withClient(dataDir, () => Effect.void))
+
+      expect(error).toBeInstanceOf(DataDirectoryNotEmpty)
+      expect(error).toMatchObject({ dataDir, entries: ["notes.txt"] })
+      expect(error.message).toContain(dataDir)
+      expect(fs.readdirSync(dataDir)).toEqual(["notes.txt"])
+    }))
 
   it.scopedLive("applies the given PostgreSQL settings at each start", () =>
     Effect.gen(function*() {
