@@ -69,6 +69,9 @@ const problemsOf = (
     totals.links === links ? undefined : `${totals.links} links in the webhook, not ${links}`,
     unplannedStatuses(input, report),
     peak <= input.limits.perHost ? undefined : `${peak} requests at once on one host, limit ${input.limits.perHost}`,
+    fleet.peakInFlight <= input.limits.global
+      ? undefined
+      : `${fleet.peakInFlight} requests at once on all hosts, limit ${input.limits.global}`,
     fleet.unexpected === 0 ? undefined : `${fleet.unexpected} requests for unknown paths`,
     fleet.requests === expectedRequests ? undefined : `fleet received ${fleet.requests} requests, not ${expectedRequests}`
   ].filter((problem) => problem !== undefined)

@@ -18,6 +18,8 @@ export const FleetStats = Schema.Struct({
   /** Requests for a path the plan does not have, or on another host than the link's. */
   unexpected: Schema.Int,
   inFlight: Schema.Int,
+  /** The most requests in progress at once on all hosts together. */
+  peakInFlight: Schema.Int,
   /** Per host, the most requests in progress at once. */
   peakPerHost: Schema.Array(Schema.Int)
 })

@@ -110,6 +110,8 @@ export const serveFleet = (links: ReadonlyArray<PlannedLink>): Effect.Effect<Run
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const inFlightByHost = new Int32Array(FLEET_HOSTS)
     const peakByHost = new Int32Array(FLEET_HOSTS)
+    let inFlight = 0
+    let peakInFlight = 0
     let requests = 0
     let headRequests = 0
     let unexpected = 0
@@ -119,8 +121,11 @@ export const serveFleet = (links: ReadonlyArray<PlannedLink>): Effect.Effect<Run
       if (request.method === "HEAD") headRequests += 1
       inFlightByHost[host] = (inFlightByHost[host] ?? 0) + 1
       peakByHost[host] = Math.max(peakByHost[host] ?? 0, inFlightByHost[host] ?? 0)
+      inFlight += 1
+      peakInFlight = Math.max(peakInFlight, inFlight)
       response.once("close", () => {
         inFlightByHost[host] = (inFlightByHost[host] ?? 1) - 1
+        inFlight -= 1
       })
       const route = routes.get(request.url ?? "")
       if (route === undefined || route.host !== host) {
@@ -142,7 +147,8 @@ export const serveFleet = (links: ReadonlyArray<PlannedLink>): Effect.Effect<Run
         requests,
         headRequests,
         unexpected,
-        inFlight: inFlightByHost.reduce((sum, count) => sum + count, 0),
+        inFlight,
+        peakInFlight,
         peakPerHost: Array.from(peakByHost)
       }),
       reset: () => {
@@ -150,6 +156,7 @@ export const serveFleet = (links: ReadonlyArray<PlannedLink>): Effect.Effect<Run
         headRequests = 0
         unexpected = 0
         peakByHost.set(inFlightByHost)
+        peakInFlight = inFlight
       }
     }
   })
