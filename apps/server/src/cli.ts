@@ -1,5 +1,6 @@
 import { Command } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Layer } from "effect"
 import { migratedDatabaseLayer, serverLayer } from "./app"
 import { InvalidConfig, parseServerConfig } from "./config"

@@ -1,5 +1,5 @@
-import { HttpServer } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Either, Exit, Layer, Scope } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"

@@ -9,7 +9,7 @@ import {
 } from "@civicstack/core-linkcheck"
 import type { BatchReport, LinkReport } from "@civicstack/core-linkcheck"
 import { layerMemory as jobQueueMemory } from "@civicstack/jobs"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Layer } from "effect"
 import { startDemoSites } from "./demoSites"
 

@@ -8,7 +8,10 @@ import {
   type LinkReport,
   type Priority
 } from "@civicstack/core-linkcheck/api"
-import { HttpApiClient, HttpApiError, HttpClient, HttpClientError } from "@effect/platform"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpApiError from "@effect/platform/HttpApiError"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientError from "@effect/platform/HttpClientError"
 import { Context, Duration, Effect, Layer, ParseResult, Schedule, Schema } from "effect"
 import { LinkcheckClientError, WaitTimeout } from "./errors"
 import { invalidRequestFromIssues, invalidRequestFromParseError } from "./invalidRequest"

@@ -1,5 +1,5 @@
 import type { BatchReport, LinkReport } from "@civicstack/core-linkcheck/api"
-import { FetchHttpClient } from "@effect/platform"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { Cause, Effect, Exit, Layer, ManagedRuntime } from "effect"
 import {
   type CheckOptions,

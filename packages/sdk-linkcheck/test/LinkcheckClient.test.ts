@@ -1,5 +1,5 @@
-import { FetchHttpClient } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Layer, TestClock, TestContext } from "effect"
 import {

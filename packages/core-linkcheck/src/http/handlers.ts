@@ -1,5 +1,5 @@
-import { HttpApiBuilder } from "@effect/platform"
-import type { HttpApiGroup } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import { Effect } from "effect"
 import type { Layer } from "effect"
 import { BatchNotFound } from "../api/errors"

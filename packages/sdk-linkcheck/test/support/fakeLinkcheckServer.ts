@@ -7,8 +7,10 @@ import {
   LinkcheckApi,
   type LinkReport
 } from "@civicstack/core-linkcheck/api"
-import { HttpApiBuilder, HttpApiError, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiError from "@effect/platform/HttpApiError"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, HashMap, Layer, Option, Ref } from "effect"
 import { createServer } from "node:http"
 
