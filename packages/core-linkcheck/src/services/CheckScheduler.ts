@@ -53,11 +53,15 @@ const MAX_RESULTS_PER_WRITE = 256
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
 /**
- * The writer wakes as soon as one result is offered; a few milliseconds of real time let the responses that have
- * already arrived be processed first, so one write records many results. It does not read the clock, so it also
- * passes under a TestClock.
+ * Each write of results costs the store a transaction, so the writer, woken by a first result, lets more arrive
+ * while checks are still running: up to `RESULTS_GATHERING_STEPS` steps of a few milliseconds of real time, ending
+ * early once a write's worth has come or nothing is left running. It does not read the clock, so it also passes
+ * under a TestClock.
  */
-const letOtherResultsArrive = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+const RESULTS_GATHERING_STEP_MS = 5
+const RESULTS_GATHERING_STEPS = 6
+const RESULTS_WORTH_A_WRITE = 64
+const gatheringStep = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, RESULTS_GATHERING_STEP_MS)))
 
 /** High priority first, then in the order the checks were created. */
 const runsBefore = (a: ClaimedCheck, b: ClaimedCheck) =>
@@ -209,6 +213,13 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         Effect.ensuring(Effect.sync(() => batch.forEach(({ id }) => unrecorded.delete(id)))),
         Effect.uninterruptible
       )
+
+    const letOtherResultsArrive = Effect.gen(function*() {
+      for (let step = 0; step < RESULTS_GATHERING_STEPS; step++) {
+        yield* gatheringStep
+        if (running.size === 0 || (yield* Queue.size(results)) + 1 >= RESULTS_WORTH_A_WRITE) return
+      }
+    })
 
     const recordLoop = Queue.take(results).pipe(
       Effect.zipLeft(letOtherResultsArrive),

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql/SqlClient"
+import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import type { Context } from "effect"
 import { Effect, Layer, Option, Schema } from "effect"
 import type { BatchRecord, CheckPriority, CheckRecord, ClaimedCheck, Webhook } from "../domain/check"
@@ -110,6 +110,13 @@ const make = Effect.gen(function*() {
     Effect.mapError(effect, (cause) => new StoreError({ message: `linkcheck store: ${operation} failed`, cause }))
 
   const decodeRows = <A, I>(schema: Schema.Schema<A, I>) => Schema.decodeUnknown(Schema.Array(schema))
+
+  /** In a transaction of its own, or in the caller's without a savepoint: one round trip less each way. */
+  const atomically = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.flatMap(
+      Effect.serviceOption(TransactionConnection),
+      (caller) => Option.isSome(caller) ? effect : sql.withTransaction(effect)
+    )
 
   const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
     sql.withTransaction(Effect.mapError(effect, (error) => new CallerFailure(error))).pipe(
@@ -365,19 +372,19 @@ const make = Effect.gen(function*() {
       WHERE check_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(checkIds)}::jsonb)::bigint)
       GROUP BY batch_id
     `
+    // The subquery cannot be merged into the update (it locks rows), so it locks them in its own order, by id.
     return sql`
-      SELECT b.id FROM linkcheck.batches b
-      WHERE b.completed_at IS NULL AND b.id IN (SELECT batch_id FROM (${links}) l)
-      ORDER BY b.id FOR NO KEY UPDATE
+      UPDATE linkcheck.batches b
+      SET pending_links = b.pending_links - l.links,
+        completed_at = CASE WHEN b.pending_links = l.links THEN ${timestamp(now)}::timestamptz END
+      FROM (
+        SELECT locked.id, counted.links FROM linkcheck.batches locked JOIN (${links}) counted ON counted.batch_id = locked.id
+        WHERE locked.completed_at IS NULL
+        ORDER BY locked.id FOR NO KEY UPDATE OF locked
+      ) l
+      WHERE b.id = l.id AND b.completed_at IS NULL
+      RETURNING ${batchColumns}
     `.pipe(
-      Effect.zipRight(sql`
-        UPDATE linkcheck.batches b
-        SET pending_links = b.pending_links - l.links,
-          completed_at = CASE WHEN b.pending_links = l.links THEN ${timestamp(now)}::timestamptz END
-        FROM (${links}) l
-        WHERE b.id = l.batch_id AND b.completed_at IS NULL
-        RETURNING ${batchColumns}
-      `),
       Effect.flatMap(decodeRows(BatchRow)),
       Effect.map((rows) =>
         rows
@@ -389,7 +396,7 @@ const make = Effect.gen(function*() {
   }
 
   const completeChecks = (input: Parameters<Store["completeChecks"]>[0]) =>
-    sql.withTransaction(Effect.gen(function*() {
+    atomically(Effect.gen(function*() {
       const recorded = yield* recordResults(input.workerId, input.results, input.now)
       if (recorded.length === 0) return { recorded, completedBatches: [] }
       return { recorded, completedBatches: yield* countDownBatches(recorded, input.now) }
