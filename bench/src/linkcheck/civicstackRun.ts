@@ -77,6 +77,8 @@ const problemsOf = (
   ].filter((problem) => problem !== undefined)
 }
 
+const sinceOrNull = (from: number | null, to: number | null) => (from === null || to === null ? null : to - from)
+
 const measure = (input: CivicstackRunInput, identity: RunIdentity) =>
   Effect.gen(function*() {
     const database = yield* serverDatabase(input.backend, input.databaseUrl)
@@ -132,6 +134,8 @@ const measure = (input: CivicstackRunInput, identity: RunIdentity) =>
       links: input.links.length,
       wallMs: value.arrived.arrivedAt - value.startedAt,
       submitMs: value.submittedAt - value.startedAt,
+      toFirstRequestMs: sinceOrNull(value.startedAt, observed.fleet.firstRequestAt),
+      lastResponseToWebhookMs: sinceOrNull(observed.fleet.lastResponseAt, value.arrived.arrivedAt),
       peakRssBytes: Math.max(startupPeakRss, runPeakRss),
       startRssBytes: startRss,
       runPeakRssBytes: runPeakRss,

@@ -20,6 +20,9 @@ export const FleetStats = Schema.Struct({
   inFlight: Schema.Int,
   /** The most requests in progress at once on all hosts together. */
   peakInFlight: Schema.Int,
+  /** When the first request arrived and the last response was sent, in epoch milliseconds; null before any. */
+  firstRequestAt: Schema.NullOr(Schema.Number),
+  lastResponseAt: Schema.NullOr(Schema.Number),
   /** Per host, the most requests in progress at once. */
   peakPerHost: Schema.Array(Schema.Int)
 })

@@ -112,12 +112,15 @@ export const serveFleet = (links: ReadonlyArray<PlannedLink>): Effect.Effect<Run
     const peakByHost = new Int32Array(FLEET_HOSTS)
     let inFlight = 0
     let peakInFlight = 0
+    let firstRequestAt: number | null = null
+    let lastResponseAt: number | null = null
     let requests = 0
     let headRequests = 0
     let unexpected = 0
 
     const handle = (host: number) => (request: IncomingMessage, response: ServerResponse) => {
       requests += 1
+      firstRequestAt ??= Date.now()
       if (request.method === "HEAD") headRequests += 1
       inFlightByHost[host] = (inFlightByHost[host] ?? 0) + 1
       peakByHost[host] = Math.max(peakByHost[host] ?? 0, inFlightByHost[host] ?? 0)
@@ -126,6 +129,7 @@ export const serveFleet = (links: ReadonlyArray<PlannedLink>): Effect.Effect<Run
       response.once("close", () => {
         inFlightByHost[host] = (inFlightByHost[host] ?? 1) - 1
         inFlight -= 1
+        lastResponseAt = Date.now()
       })
       const route = routes.get(request.url ?? "")
       if (route === undefined || route.host !== host) {
@@ -149,6 +153,8 @@ export const serveFleet = (links: ReadonlyArray<PlannedLink>): Effect.Effect<Run
         unexpected,
         inFlight,
         peakInFlight,
+        firstRequestAt,
+        lastResponseAt,
         peakPerHost: Array.from(peakByHost)
       }),
       reset: () => {
@@ -157,6 +163,8 @@ export const serveFleet = (links: ReadonlyArray<PlannedLink>): Effect.Effect<Run
         unexpected = 0
         peakByHost.set(inFlightByHost)
         peakInFlight = inFlight
+        firstRequestAt = null
+        lastResponseAt = null
       }
     }
   })

@@ -64,6 +64,8 @@ const measure = (input: LinkinatorRunInput, identity: RunIdentity) =>
       links,
       wallMs: outcome.elapsedMs,
       submitMs: null,
+      toFirstRequestMs: null,
+      lastResponseToWebhookMs: null,
       peakRssBytes: outcome.peakRssBytes,
       startRssBytes: outcome.startRssBytes,
       runPeakRssBytes: outcome.checkPeakRssBytes,

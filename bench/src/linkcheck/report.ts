@@ -50,6 +50,8 @@ const measuredCells = (result: Measured, results: ReadonlyArray<RunResult>, link
     fixed(result.startRssBytes / MB, 0),
     fixed(result.runPeakRssBytes / MB, 0),
     result.submitMs === null ? "-" : fixed(result.submitMs / 1000, 2),
+    result.toFirstRequestMs === null ? "-" : fixed(result.toFirstRequestMs / 1000, 2),
+    result.lastResponseToWebhookMs === null ? "-" : fixed(result.lastResponseToWebhookMs / 1000, 2),
     String(result.fleet.peakInFlight),
     String(Math.max(0, ...result.fleet.peakPerHost)),
     String(result.fleet.requests),
@@ -65,7 +67,7 @@ const measuredCells = (result: Measured, results: ReadonlyArray<RunResult>, link
 const resultRow = (result: RunResult, results: ReadonlyArray<RunResult>, links: ReadonlyArray<PlannedLink>) => {
   if (result._tag === "Measured") return row([...identityCells(result), ...measuredCells(result, results, links)])
   const verdict = result._tag === "Skipped" ? `skipped: ${result.reason}` : `FAIL (not measured: ${result.reason})`
-  return row([...identityCells(result), ...Array.from({ length: 19 }, () => "-"), oneLine(verdict)])
+  return row([...identityCells(result), ...Array.from({ length: 21 }, () => "-"), oneLine(verdict)])
 }
 
 const verdict = (pass: boolean, value: string) => `${pass ? "PASS" : "FAIL"} (${value})`
@@ -137,6 +139,8 @@ export const renderReport = (
       "RSS at run start MB",
       "peak RSS in run MB",
       "POST s",
+      "to first request s",
+      "last response to webhook s",
       "fleet peak in flight",
       "fleet peak per host",
       "fleet requests",
@@ -147,7 +151,7 @@ export const renderReport = (
       "load 1m",
       "check"
     ]),
-    row(["---:", "---", "---", "---", ...Array.from({ length: 19 }, () => "---:"), "---"]),
+    row(["---:", "---", "---", "---", ...Array.from({ length: 21 }, () => "---:"), "---"]),
     ...results.map((result) => resultRow(result, results, links)),
     "",
     "Targets:",
@@ -175,7 +179,7 @@ export const renderReport = (
     "- ÷ in-order ideal: wall time over that of an ideal scheduler that does not know the latencies ahead and starts the links in submission order the moment the row's limits allow, with no overhead (simulated from the plan); the part above 1 is the checker's own overhead.",
     "- ÷ linkinator: our wall time over linkinator's in the same run (below 1 is faster); only between runs that passed their check.",
     "- peak RSS: `VmHWM` of the checker's process over its life (the reference server's just before it is stopped, start-up included; linkinator's process after `check`); RSS at run start: `VmRSS` when the wall time starts; peak RSS in run: `VmHWM` from then on (reset through `/proc/<pid>/clear_refs`). The reference server runs from its build (`apps/server/dist`) when `npm run build` has made it, else from the TypeScript sources through tsx, whose loader adds memory; linkinator runs through tsx. MB = 2^20 bytes.",
-    "- POST s: how long POST /batch took to answer 202, a part of the wall time.",
+    "- POST s: how long POST /batch took to answer 202, a part of the wall time; to first request s: from sending the POST to the fleet's first request; last response to webhook s: from the fleet's last response to the webhook's arrival.",
     "- fleet peak in flight: the most requests all fleet hosts had in progress at once; fleet peak per host: the most one host had; fleet requests: all requests the fleet received during the run.",
     "- CPU %: CPU time over the wall time, 100 = one core: of the checker's process, of the PostgreSQL backends connected to the run's database (on PGlite the database is inside the server's process), of the fleet. machine busy %: all CPUs (100 = every core busy); load 1m at the run's end. Above the CPU count, other work competed with the run.",
     `- linkinator: \`check({ path, recurse: false, concurrency: ${linkinatorOptions.concurrency}, timeout: ${linkinatorOptions.timeoutMs} })\`, nothing skipped, no retries; it sends HEAD (a GET after a 404) and has no per-host limit.`,

@@ -29,6 +29,9 @@ export interface Measured extends RunIdentity, Observed {
   readonly wallMs: number
   /** Ours: how long POST /batch took to answer, a part of `wallMs`. */
   readonly submitMs: number | null
+  /** Ours: from the POST to the fleet's first request, and from its last response to the webhook's arrival. */
+  readonly toFirstRequestMs: number | null
+  readonly lastResponseToWebhookMs: number | null
   /** The checker process's peak RSS over its whole life (start-up included). */
   readonly peakRssBytes: number
   /** Its RSS when the run's wall time started. */
