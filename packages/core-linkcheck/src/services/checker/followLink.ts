@@ -84,18 +84,19 @@ export const followLink = (
     let cookies = emptyCookieJar
 
     const exchange = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, TransportFailure> =>
-      Effect.scoped(Effect.gen(function*() {
-        const response = yield* transport.get(url, { cookie: cookieHeaderFor(cookies, url), verifyCertificate })
+      transport.get(url, { cookie: cookieHeaderFor(cookies, url), verifyCertificate }, (response) => {
         const readsRating = response.status === 200 && isHtml(response.header("content-type"))
-        return {
+        const received = {
           status: response.status,
           location: response.header("location"),
           setCookies: response.setCookies,
           cfMitigated: response.header("cf-mitigated"),
-          retryAfter: response.header("retry-after"),
-          matureRating: readsRating && hasMatureRating(yield* response.readHead(ratingWindowBytes))
+          retryAfter: response.header("retry-after")
         }
-      })).pipe(Effect.timed, Effect.map(([elapsed, result]) => ({ ...result, elapsed })))
+        return readsRating
+          ? Effect.map(response.readHead(ratingWindowBytes), (head) => ({ ...received, matureRating: hasMatureRating(head) }))
+          : Effect.succeed({ ...received, matureRating: false })
+      }).pipe(Effect.timed, Effect.map(([elapsed, result]) => ({ ...result, elapsed })))
 
     const exchangePatiently = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, TransportFailure> => {
       const attempt = (retry: number): Effect.Effect<Exchange, TransportFailure> =>

@@ -40,11 +40,12 @@ export interface Response {
 }
 
 export interface Transport {
-  /** A GET whose body is released when the scope closes, without reading what was not asked for. */
-  readonly get: (
+  /** A GET whose response is handed to `use`; its body is released when `use` ends, unread beyond what it asked for. */
+  readonly get: <A>(
     url: URL,
-    options: { readonly cookie: string | undefined; readonly verifyCertificate: boolean }
-  ) => Effect.Effect<Response, TransportFailure, Scope.Scope>
+    options: { readonly cookie: string | undefined; readonly verifyCertificate: boolean },
+    use: (response: Response) => Effect.Effect<A>
+  ) => Effect.Effect<A, TransportFailure>
 }
 
 type Body = Dispatcher.ResponseData["body"]
@@ -173,8 +174,9 @@ export const makeTransport = (settings: TransportSettings): Effect.Effect<Transp
     // Only used again after a certificate failure, to see what the page would show past the browser's warning.
     const notVerifying = yield* makeAgent(false)
 
-    const get: Transport["get"] = (url, { cookie, verifyCertificate }) =>
-      Effect.acquireRelease(
+    // acquireUseRelease rather than a scope: a scope's finaliser copies the fiber's context, a cost paid per request.
+    const get: Transport["get"] = (url, { cookie, verifyCertificate }, use) =>
+      Effect.acquireUseRelease(
         Effect.tryPromise({
           try: (signal) =>
             request(url, {
@@ -190,8 +192,9 @@ export const makeTransport = (settings: TransportSettings): Effect.Effect<Transp
             }),
           catch: toTransportFailure
         }).pipe(Effect.interruptible),
+        (data) => use(toResponse(data, settings.responseTimeout)),
         (data) => Effect.sync(() => release(data.body))
-      ).pipe(Effect.map((data) => toResponse(data, settings.responseTimeout)))
+      )
 
     return { get }
   })
