@@ -160,7 +160,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
      * of the room is free, or until a slot is free with nothing ready to fill it, and after a claim that found less
      * work than it had room for (the rest waits on busy hosts, or there is none) it lets a moment pass.
      */
-    const claimGroup = Math.max(1, Math.floor(settings.concurrency / 8))
+    const claimGroup = Math.max(1, Math.floor(settings.concurrency / 4))
     const claimWanted = () =>
       capacity - running.size - readyCount >= claimGroup || (running.size < settings.concurrency && readyCount === 0)
 
