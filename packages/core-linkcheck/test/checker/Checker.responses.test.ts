@@ -97,6 +97,17 @@ describe("Checker: responses", () => {
         expect(outcome.problemSummary).toBe("Suspicious content")
       }))
 
+    it.live("is found after 40 KB of head, in a page that arrives in pieces split inside its </head>", () =>
+      Effect.gen(function*() {
+        const outcome = yield* checkLink(fleet, `${fleet.http}/rating?content=mature&padding=40000`)
+        expect(outcome.problemSummary).toBe("Suspicious content")
+      }))
+
+    it.live("is not looked for past the first 64 KiB of the page", () =>
+      Effect.gen(function*() {
+        expectOk(yield* checkLink(fleet, `${fleet.http}/rating?content=mature&padding=70000`))
+      }))
+
     it.live("a general rating is ok", () =>
       Effect.gen(function*() {
         expectOk(yield* checkLink(fleet, `${fleet.http}/rating?content=general`))

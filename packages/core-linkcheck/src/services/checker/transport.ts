@@ -35,7 +35,10 @@ export interface Response {
   readonly status: number
   readonly header: (name: string) => string | undefined
   readonly setCookies: ReadonlyArray<string>
-  /** Reads at most `limit` bytes of the body as Latin-1 text (less if it fails or stalls), then drops the rest with its connection. */
+  /**
+   * Reads the HTML head as Latin-1 text: the body up to `</head`, at most `limit` bytes (less if it fails or stalls).
+   * A body cut off at the limit, or by a failure or a stall, is dropped with its connection.
+   */
   readonly readHead: (limit: number) => Effect.Effect<string>
 }
 
@@ -112,31 +115,50 @@ const release = (body: Body): void => {
   body.dump({ limit: bytesKeptForConnectionReuse }).catch(() => undefined)
 }
 
-/** A timer rather than `Effect.timeout`, which would start two more fibers for every page read. */
+/** Where the head of an HTML page ends, in either common spelling, from `from` on; -1 when not there. */
+const endOfHead = (bytes: Buffer, from: number): number => {
+  const lower = bytes.indexOf("</head", from)
+  return lower !== -1 ? lower : bytes.indexOf("</HEAD", from)
+}
+
+/**
+ * Reads the body until the page's head has ended, `limit` bytes have come, the body ended, or it stalled for
+ * `timeout`. The head's text comes back as Latin-1, which maps each byte to one character without decoding: enough
+ * for the ASCII markup searched for. When the head ended early the rest of the body is left unread for `release`,
+ * which lets a small one finish so its connection is reused; in every other case the body is destroyed. A plain
+ * timer rather than `Effect.timeout`, which would start two more fibers for every page read.
+ */
 const readHeadOf = (body: Body, limit: number, timeout: Duration.DurationInput): Effect.Effect<string> =>
-  Effect.promise(async () => {
-    const timer = setTimeout(() => body.destroy(), Duration.toMillis(timeout))
-    const chunks: Array<Buffer> = []
-    let size = 0
-    try {
-      for await (const chunk of body as AsyncIterable<Buffer>) {
-        chunks.push(chunk)
-        size += chunk.length
-        if (size >= limit) break
-      }
-    } catch {
-      // what arrived before the failure or the timeout is still worth searching
-    } finally {
+  Effect.async<string>((resume) => {
+    if (body.destroyed || body.readableEnded) return resume(Effect.succeed(""))
+    let received: Buffer = Buffer.alloc(0)
+    const detach = () => {
       clearTimeout(timer)
+      body.off("data", onData).off("end", onEnd).off("error", onError)
     }
-    // Latin-1 maps each byte to one character without decoding: enough for the ASCII markup searched for
-    return Buffer.concat(chunks, Math.min(size, limit)).toString("latin1")
-  }).pipe(
-    // also on interruption, which ends the read above
-    Effect.ensuring(Effect.sync(() => {
-      if (!body.readableEnded) body.destroy()
-    }))
-  )
+    const stop = (length: number, keepBody: boolean) => {
+      detach()
+      if (keepBody) body.pause()
+      else body.destroy()
+      resume(Effect.succeed(received.toString("latin1", 0, Math.min(length, received.length))))
+    }
+    const onData = (chunk: Buffer) => {
+      const searchFrom = Math.max(0, received.length - "</head".length + 1)
+      received = received.length === 0 ? chunk : Buffer.concat([received, chunk])
+      const headEnd = endOfHead(received, searchFrom)
+      if (headEnd !== -1 && headEnd <= limit) stop(headEnd, true)
+      else if (received.length >= limit) stop(limit, false)
+    }
+    const onEnd = () => stop(received.length, true)
+    // what arrived before a failure or a stall is still worth searching
+    const onError = () => stop(limit, false)
+    const timer = setTimeout(() => stop(limit, false), Duration.toMillis(timeout))
+    body.on("data", onData).once("end", onEnd).once("error", onError)
+    return Effect.sync(() => {
+      detach()
+      body.destroy()
+    })
+  })
 
 const single = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
   typeof value === "string" ? value : value?.[0]
