@@ -41,6 +41,12 @@ const defaultWorkerId = Effect.map(
   (suffix) => `${hostname()}/${process.pid}/${suffix.toString(36)}`
 )
 
+/** A count set in code: rounded down and raised to `least`; not a finite number is a defect that names it. */
+const countOption = (name: string, value: number, least: number): Effect.Effect<number> =>
+  Number.isFinite(value)
+    ? Effect.succeed(Math.max(least, Math.floor(value)))
+    : Effect.dieMessage(`runWorker: ${name} must be a finite number (got ${value})`)
+
 /**
  * Runs jobs of one definition until interrupted, then shuts down gracefully: stops claiming, lets in-flight
  * jobs finish within the grace period, interrupts and hands back the rest, and flushes pending completions.
@@ -54,7 +60,7 @@ export const runWorker = <A, I, E, R>(
   Effect.gen(function*() {
     const jobs = yield* JobQueue
     const queue = definition.queue
-    const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1))
+    const concurrency = yield* countOption("concurrency", options.concurrency ?? 1, 1)
     const pollInterval = Duration.decode(options.pollInterval ?? "1 second")
     const gracePeriod = Duration.decode(options.shutdownGracePeriod ?? "30 seconds")
     const workerId = options.workerId ?? (yield* defaultWorkerId)
@@ -62,7 +68,7 @@ export const runWorker = <A, I, E, R>(
 
     yield* jobs.recoverExpiredLeases(queue)
 
-    const prefetch = Math.max(0, Math.floor(options.prefetch ?? concurrency))
+    const prefetch = yield* countOption("prefetch", options.prefetch ?? concurrency, 0)
     /** Claimed and not yet settled, whether waiting for a slot or running. */
     const claimedCount = yield* Ref.make(0)
     /** Claims (and their finished jobs' completions) this worker holds, for heartbeats. */

@@ -212,6 +212,14 @@ export const jobQueueSuite = (
         expect(yield* jobs.stats).toEqual([])
       }))
 
+    test("a worker given a count that is not a finite number stops at once with a defect naming it", () =>
+      Effect.gen(function*() {
+        const defect = yield* runWorker(email, () => Effect.void, { concurrency: Number.NaN }).pipe(
+          Effect.catchAllDefect(Effect.succeed)
+        )
+        expect(String(defect)).toContain("runWorker: concurrency must be a finite number (got NaN)")
+      }))
+
     test("a failed job is not claimable before its retry delay and dies after its last attempt", () =>
       Effect.gen(function*() {
         const jobs = yield* JobQueue

@@ -50,6 +50,12 @@ const MAX_REMEMBERED_HOSTS = 10_000
 /** Results recorded in one transaction at most; more wait for the next. */
 const MAX_RESULTS_PER_WRITE = 256
 
+/** A count set in code: rounded down and raised to `least`; not a finite number is a defect that names it. */
+const countOption = (name: string, value: number, least: number): Effect.Effect<number> =>
+  Number.isFinite(value)
+    ? Effect.succeed(Math.max(least, Math.floor(value)))
+    : Effect.dieMessage(`runScheduler: ${name} must be a finite number (got ${value})`)
+
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
 /**
@@ -83,8 +89,14 @@ const addTo = (counts: Map<string, number>, host: string, delta: number) => {
  */
 export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
   Effect.gen(function*() {
-    const settings = { ...defaultSchedulerOptions, ...options }
-    const prefetch = Math.max(0, Math.floor(settings.prefetch ?? settings.concurrency / 2))
+    const given = { ...defaultSchedulerOptions, ...options }
+    const settings = {
+      ...given,
+      concurrency: yield* countOption("concurrency", given.concurrency, 1),
+      perHostConcurrency: yield* countOption("perHostConcurrency", given.perHostConcurrency, 1),
+      maxAttempts: yield* countOption("maxAttempts", given.maxAttempts, 1)
+    }
+    const prefetch = yield* countOption("prefetch", given.prefetch ?? settings.concurrency / 2, 0)
     const store = yield* LinkcheckStore
     const checker = yield* Checker
     const signal = yield* CheckSignal

@@ -3,13 +3,14 @@ import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { createHmac } from "node:crypto"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { BatchReport } from "../../src/api/reports"
+import { runScheduler } from "../../src/services/CheckScheduler"
 import { LinkChecker } from "../../src/services/LinkChecker"
 import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
 import { layerMemory } from "../../src/storage/memory"
 import { startFixtureFleet } from "../fixtures/fleet"
 import type { FixtureFleet } from "../fixtures/fleet"
 import { startWebhookReceiver } from "../fixtures/webhookReceiver"
-import { runningLinkcheck } from "./harness"
+import { linkcheckWithoutWorkers, runningLinkcheck } from "./harness"
 
 let fleet: FixtureFleet
 beforeAll(async () => {
@@ -56,6 +57,14 @@ describe("batches through the service", () => {
       const attempts = yield* Effect.flatMap(LinkcheckStore, (store) => store.webhookAttempts(created.report.id))
       expect(attempts.map((attempt) => attempt.statusCode)).toEqual([200])
     }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, layerMemory))), { timeout: 120_000 })
+
+  it.live("a scheduler given a count that is not a finite number stops at once with a defect naming it", () =>
+    Effect.gen(function*() {
+      const defect = yield* runScheduler({ perHostConcurrency: Number.POSITIVE_INFINITY }).pipe(
+        Effect.catchAllDefect(Effect.succeed)
+      )
+      expect(String(defect)).toContain("runScheduler: perHostConcurrency must be a finite number (got Infinity)")
+    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory))))
 
   it.live("a batch whose links all have results is completed at once and still sends its webhook", () =>
     Effect.gen(function*() {
