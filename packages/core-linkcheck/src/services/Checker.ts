@@ -25,9 +25,7 @@ const makeChecker = (config: CheckerConfig) =>
         Effect.map(assembleOutcome),
         Effect.catchAllDefect((defect) =>
           Effect.logError("Link check could not be completed", Cause.die(defect)).pipe(Effect.as(checkFailedOutcome))
-        ),
-        // without the call-site stack trace, which would cost more than the rest of the span for every link
-        Effect.withSpan("Checker.check", { attributes: { uri, background: options.background }, captureStackTrace: false })
+        )
       )
     return { check }
   })
