@@ -109,10 +109,12 @@ export const toTransportFailure = (error: unknown): TransportFailure => {
 
 const bytesKeptForConnectionReuse = 64 * 1024
 
+const ignore = () => undefined
+
 /** Lets a small unread body finish so its connection can be reused; a big one is cut off with its connection. */
 const release = (body: Body): void => {
   if (body.destroyed || body.readableEnded) return
-  body.dump({ limit: bytesKeptForConnectionReuse }).catch(() => undefined)
+  body.dump({ limit: bytesKeptForConnectionReuse }).catch(ignore)
 }
 
 /** Where the head of an HTML page ends, in either common spelling, from `from` on; -1 when not there. */
@@ -211,6 +213,10 @@ export const makeTransport = (settings: TransportSettings): Effect.Effect<Transp
               },
               maxRedirections: 0,
               signal
+            }).then((data) => {
+              // a body dropped or failing later reports an error event, which needs a listener not to crash
+              data.body.on("error", ignore)
+              return data
             }),
           catch: toTransportFailure
         }).pipe(Effect.interruptible),
