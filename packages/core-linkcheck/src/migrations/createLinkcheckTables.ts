@@ -51,6 +51,11 @@ export const createLinkcheckTables = statements(
   `CREATE INDEX webhook_attempts_by_batch ON linkcheck.webhook_attempts (batch_id, attempted_at, id)`
 )
 
+/** Claims count what every worker holds per host. */
+export const indexClaimedChecksByHost = statements(
+  `CREATE INDEX checks_claimed_by_host ON linkcheck.checks (host) WHERE completed_at IS NULL AND claimed_until IS NOT NULL`
+)
+
 /** Claims take the first waiting checks of each host. */
 export const indexWaitingChecksByHost = statements(
   `CREATE INDEX checks_waiting_by_host ON linkcheck.checks (host, priority DESC, id) WHERE completed_at IS NULL`

@@ -1,5 +1,5 @@
 import { migrateSchema } from "@civicstack/jobs"
-import { createLinkcheckTables, indexWaitingChecksByHost } from "./createLinkcheckTables"
+import { createLinkcheckTables, indexClaimedChecksByHost, indexWaitingChecksByHost } from "./createLinkcheckTables"
 
 /** Creates the `linkcheck` schema and brings its tables up to date; safe to run from several copies at once. */
 export const migrate = migrateSchema({
@@ -7,6 +7,7 @@ export const migrate = migrateSchema({
   lockKey: 5_463_118_920,
   migrations: {
     "1_create_linkcheck": createLinkcheckTables,
-    "2_index_waiting_checks_by_host": indexWaitingChecksByHost
+    "2_index_waiting_checks_by_host": indexWaitingChecksByHost,
+    "3_index_claimed_checks_by_host": indexClaimedChecksByHost
   }
 })

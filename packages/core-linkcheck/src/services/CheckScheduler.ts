@@ -10,11 +10,15 @@ import { CLAIM_DURATION, enqueueWebhooks } from "./LinkChecker"
 export interface SchedulerOptions {
   /** Checks in flight at once in this process. */
   readonly concurrency: number
-  /** Checks in flight at once per host in this process. */
+  /**
+   * Checks of one host held at once by all workers sharing the store (claimed and running, or claimed ahead), so at
+   * most this many in flight per host however many copies run.
+   */
   readonly perHostConcurrency: number
   /**
-   * Checks claimed ahead of free slots (default: half of `concurrency`), at most `perHostConcurrency` more per host,
-   * so that a finished check is followed at once instead of after a round trip to the store.
+   * Checks claimed ahead of free slots (default: half of `concurrency`), so that a finished check is followed at once
+   * instead of after a round trip to the store: at most `perHostConcurrency` more of a host that no other process is
+   * checking, and none beyond the limit of one that another process is.
    */
   readonly prefetch?: number
   /** The least time between the starts of two checks of one host. */
@@ -80,9 +84,9 @@ const addTo = (counts: Map<string, number>, host: string, delta: number) => {
 }
 
 /**
- * Claims pending checks from the store and runs them: at most `concurrency` at once and `perHostConcurrency` per
- * host, high priority first without starving low. A few more are claimed ahead and held, so a slot that frees is
- * filled at once. Results are recorded in batches, as many as finished while the previous write ran. Claims are
+ * Claims pending checks from the store and runs them: at most `concurrency` at once in this process and
+ * `perHostConcurrency` per host across every process sharing the store, high priority first without starving low.
+ * A few more are claimed ahead and held, so a slot that frees is filled at once. Results are recorded in batches, as many as finished while the previous write ran. Claims are
  * extended while checks run, so only a dead worker's checks are taken over. On interruption it stops claiming,
  * hands back the checks it has not started, lets running checks finish within the grace period, records their
  * results and hands the rest back.
@@ -130,7 +134,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
 
     const readyIds = () => [...ready.values()].flat().map((check) => check.id)
 
-    /** Running or ready, per host: what a claim must count against the host's share. */
+    /** Running or ready, per host: what this worker holds against the hosts' limits. */
     const heldByHost = () => {
       const held = new Map(runningByHost)
       for (const [host, queue] of ready) held.set(host, (held.get(host) ?? 0) + queue.length)
@@ -253,8 +257,9 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         now: yield* now,
         claimUntil: yield* claimDeadline,
         limit: room,
-        perHost: settings.perHostConcurrency + Math.min(prefetch, settings.perHostConcurrency),
-        inFlightByHost: heldByHost(),
+        perHost: settings.perHostConcurrency,
+        aheadPerHost: Math.min(prefetch, settings.perHostConcurrency),
+        heldByHost: heldByHost(),
         lowPriorityQuota
       })
       const lowClaimed = claimed.filter((check) => check.priority === "low").length

@@ -23,9 +23,21 @@ export interface ClaimRequest {
   readonly claimUntil: Date
   /** How many checks to claim at most. */
   readonly limit: number
-  /** How many more checks this worker may start per host: hosts absent from the map may start `perHost`. */
+  /**
+   * The most checks of one host that may be held at once by all workers together (claims that have not expired,
+   * checks run inside requests included): a claim takes from each host only what is left of that.
+   */
   readonly perHost: number
-  readonly inFlightByHost: ReadonlyMap<string, number>
+  /**
+   * How many checks of a host this worker may hold beyond `perHost` while no other worker holds any of it: checks
+   * claimed ahead, which it starts only as its own running checks of the host finish.
+   */
+  readonly aheadPerHost: number
+  /**
+   * What this worker holds per host by its own count, used instead of its claims in the store: a check that has
+   * finished no longer counts although its result is not recorded yet.
+   */
+  readonly heldByHost: ReadonlyMap<string, number>
   /** Of `limit`, how many to take from low priority first when both priorities wait (so low is never starved). */
   readonly lowPriorityQuota: number
 }

@@ -193,9 +193,29 @@ const createBatch = (initial: State, batch: NewBatch): readonly [BatchRecord, St
 }
 
 /** Same selection as the SQL adapter: per-host ranks over all claimable checks, then the low quota, then the rest. */
+/** Per host, the pending checks that workers other than `request`'s hold until `now` at least. */
+const heldByOthers = (state: State, request: ClaimRequest): Map<string, number> => {
+  const held = new Map<string, number>()
+  for (const ids of [state.waitingHigh, state.waitingLow]) {
+    for (const id of SortedSet.values(ids)) {
+      const check = Option.getOrThrow(checkOf(state, String(id)))
+      if (!isClaimable(check, request.now) && check.claimedBy !== request.workerId) {
+        held.set(check.host, (held.get(check.host) ?? 0) + 1)
+      }
+    }
+  }
+  return held
+}
+
 const claimChecks = (initial: State, request: ClaimRequest): readonly [ReadonlyArray<ClaimedCheck>, State] => {
   const limit = Math.max(0, Math.floor(request.limit))
   const lowQuota = Math.min(limit, Math.max(0, Math.floor(request.lowPriorityQuota)))
+  const others = heldByOthers(initial, request)
+  const allowance = (host: string) => {
+    const byOthers = others.get(host)
+    const ceiling = byOthers === undefined ? request.perHost + Math.max(0, request.aheadPerHost) : request.perHost - byOthers
+    return ceiling - (request.heldByHost.get(host) ?? 0)
+  }
   const rankByHost = new Map<string, number>()
   const allowedHigh: Array<StoredCheck> = []
   const allowedLow: Array<StoredCheck> = []
@@ -206,7 +226,7 @@ const claimChecks = (initial: State, request: ClaimRequest): readonly [ReadonlyA
       if (!isClaimable(check, request.now)) continue
       const rank = (rankByHost.get(check.host) ?? 0) + 1
       rankByHost.set(check.host, rank)
-      if (rank <= request.perHost - (request.inFlightByHost.get(check.host) ?? 0)) allowed.push(check)
+      if (rank <= allowance(check.host)) allowed.push(check)
     }
   }
   const chosen = [

@@ -253,41 +253,51 @@ const make = Effect.gen(function*() {
       })
     }).pipe(storeFailure("findBatch"))
 
-  /** A claim looks at the first waiting checks of each host only: as many as the host may still start. */
+  /**
+   * A claim looks at the first waiting checks of each host only: as many as the host's allowance (see `ClaimRequest`)
+   * leaves. Two copies claiming at once therefore contend for the same first checks of a host, and the one that finds
+   * them taken (SKIP LOCKED, or rechecked once their claim commits) takes none of that host's others.
+   */
   const claimChecks = (request: ClaimRequest) => {
     const limit = Math.max(0, Math.floor(request.limit))
     const lowQuota = Math.min(limit, Math.max(0, Math.floor(request.lowPriorityQuota)))
     if (limit === 0) return Effect.succeed<ReadonlyArray<ClaimedCheck>>([])
     const now = timestamp(request.now)
-    const inFlight = JSON.stringify(Object.fromEntries(request.inFlightByHost))
+    const perHost = Math.floor(request.perHost)
+    const ahead = Math.max(0, Math.floor(request.aheadPerHost))
     return sql`
-      WITH in_flight AS (
-        SELECT f.key AS host, f.value::integer AS checks FROM jsonb_each_text(${inFlight}::jsonb) f
+      WITH held_by_others AS (
+        SELECT host, count(*)::integer AS checks FROM linkcheck.checks
+        WHERE completed_at IS NULL AND claimed_until >= ${now}::timestamptz AND claimed_by <> ${request.workerId}
+        GROUP BY host
       ),
-      waiting_hosts AS (
-        SELECT DISTINCT host FROM linkcheck.checks WHERE completed_at IS NULL
+      held_by_worker AS (
+        SELECT f.key AS host, f.value::integer AS checks
+        FROM jsonb_each_text(${JSON.stringify(Object.fromEntries(request.heldByHost))}::jsonb) f
       ),
-      candidates AS (
-        SELECT c.id, c.host, c.priority
-        FROM waiting_hosts h
-        LEFT JOIN in_flight f ON f.host = h.host
-        CROSS JOIN LATERAL (
-          SELECT k.id, k.host, k.priority FROM linkcheck.checks k
-          WHERE k.host = h.host AND k.completed_at IS NULL
-            AND (k.claimed_until IS NULL OR k.claimed_until < ${now}::timestamptz)
-          ORDER BY k.priority DESC, k.id
-          LIMIT greatest(${Math.floor(request.perHost)}::integer - coalesce(f.checks, 0), 0)
-        ) c
+      allowances AS (
+        SELECT h.host, greatest(
+          CASE WHEN o.checks IS NULL THEN ${perHost + ahead}::integer ELSE ${perHost}::integer - o.checks END
+            - coalesce(w.checks, 0),
+          0
+        ) AS allowance
+        FROM (SELECT DISTINCT host FROM linkcheck.checks WHERE completed_at IS NULL) h
+        LEFT JOIN held_by_others o ON o.host = h.host
+        LEFT JOIN held_by_worker w ON w.host = h.host
       ),
       claimable AS (
-        SELECT c.id, c.priority,
-          row_number() OVER (PARTITION BY c.host ORDER BY c.priority DESC, c.id) AS host_rank,
-          ${Math.floor(request.perHost)}::integer - coalesce(f.checks, 0) AS host_allowance
-        FROM candidates c LEFT JOIN in_flight f ON f.host = c.host
+        SELECT c.id, c.priority
+        FROM allowances a
+        CROSS JOIN LATERAL (
+          SELECT k.id, k.priority FROM linkcheck.checks k
+          WHERE k.host = a.host AND k.completed_at IS NULL
+            AND (k.claimed_until IS NULL OR k.claimed_until < ${now}::timestamptz)
+          ORDER BY k.priority DESC, k.id
+          LIMIT a.allowance
+        ) c
       ),
       allowed AS (
-        SELECT id, priority, row_number() OVER (PARTITION BY priority ORDER BY id) AS rank_in_priority
-        FROM claimable WHERE host_rank <= host_allowance
+        SELECT id, priority, row_number() OVER (PARTITION BY priority ORDER BY id) AS rank_in_priority FROM claimable
       ),
       ranked AS (
         SELECT id, row_number() OVER (

@@ -122,6 +122,24 @@ describe("batches through the service", () => {
       Effect.provide(runningLinkcheck(fleet, layerMemory, { concurrency: 64, perHostConcurrency: 3 }))
     ))
 
+  it.live("two copies sharing a store run up to the per-host limit of one host together, never more", () =>
+    Effect.gen(function*() {
+      const store = Layer.succeedContext(yield* Layer.build(layerMemory))
+      const copy = (workerId: string) =>
+        Layer.build(runningLinkcheck(fleet, store, { concurrency: 64, perHostConcurrency: 3, workerId }))
+      const first = Context.get(yield* copy("copy-1"), LinkChecker)
+      yield* copy("copy-2")
+      const host = `shared-limit.test:${fleet.httpPort}`
+      const created = yield* first.createBatch({
+        uris: Array.from({ length: 40 }, (_, n) => `http://${host}/slow?ms=50&shared=${n}`),
+        checked_within: 0,
+        priority: "high"
+      })
+      const done = yield* waitForCompletion(created.report.id).pipe(Effect.provideService(LinkChecker, first))
+      expect(done.totals.ok).toBe(40)
+      expect(fleet.peakConcurrentRequests(host)).toBe(3)
+    }).pipe(Effect.scoped))
+
   it.live("on shutdown running checks finish and checks claimed ahead go back unstarted", () =>
     Effect.gen(function*() {
       const storeContext = yield* Layer.build(layerMemory)
@@ -150,7 +168,8 @@ describe("batches through the service", () => {
         claimUntil: new Date(now.getTime() + 60_000),
         limit: 10,
         perHost: 10,
-        inFlightByHost: new Map(),
+        aheadPerHost: 0,
+        heldByHost: new Map(),
         lowPriorityQuota: 0
       })
       expect(reclaimed.map((check) => [check.uri, check.attempts])).toEqual(

@@ -45,7 +45,8 @@ const claimRequest = (overrides: Partial<ClaimRequest> = {}): ClaimRequest => ({
   claimUntil: at(60),
   limit: 100,
   perHost: 100,
-  inFlightByHost: new Map(),
+  aheadPerHost: 0,
+  heldByHost: new Map(),
   lowPriorityQuota: 0,
   ...overrides
 })
@@ -281,24 +282,56 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           ])
         }))
 
-      test("never claims more per host than the request allows", () =>
+      test("never claims more of a host than its limit leaves, counting what every worker holds", () =>
         Effect.gen(function*() {
+          yield* claimedCheck("https://busy.example/in-a-request", "worker-x")
           yield* newBatch(Array.from({ length: 5 }, (_, i) => `https://Busy.Example/${i}`), { priority: "low" })
           yield* newBatch(["https://busy.example/urgent", "https://quiet.example/"], { priority: "high" })
 
-          const claimed = yield* claim({
-            perHost: 3,
-            inFlightByHost: new Map([["busy.example", 1]]),
-            lowPriorityQuota: 1
-          })
+          const claimed = yield* claim({ perHost: 3, lowPriorityQuota: 1 })
           expect(uris(claimed)).toEqual([
             "https://busy.example/urgent",
             "https://quiet.example/",
             "https://Busy.Example/0"
           ])
           expect(claimed.map((check) => check.host)).toEqual(["busy.example", "quiet.example", "busy.example"])
-          expect(yield* claim({ perHost: 3, inFlightByHost: new Map([["busy.example", 3]]) })).toEqual([])
-          expect(uris(yield* claim({ perHost: 1 }))).toEqual(["https://Busy.Example/1"])
+          expect(yield* claim({ perHost: 3, workerId: "worker-b" })).toEqual([])
+          expect(uris(yield* claim({ perHost: 4, workerId: "worker-b" }))).toEqual(["https://Busy.Example/1"])
+          // once the batch's claims expire only the request's check still counts
+          expect(uris(yield* claim({ perHost: 3, now: at(61), claimUntil: at(120) }))).toEqual([
+            "https://busy.example/urgent",
+            "https://quiet.example/",
+            "https://Busy.Example/0"
+          ])
+        }))
+
+      test("claims ahead of a host's limit only while no other worker holds it, counting its own by its own count", () =>
+        Effect.gen(function*() {
+          yield* newBatch(Array.from({ length: 8 }, (_, i) => `https://alone.example/${i}`))
+          yield* newBatch(Array.from({ length: 8 }, (_, i) => `https://shared.example/${i}`))
+          yield* claimedCheck("https://shared.example/in-a-request", "worker-x")
+
+          const first = yield* claim({ perHost: 2, aheadPerHost: 2 })
+          expect(first.filter((check) => check.host === "alone.example")).toHaveLength(4)
+          expect(first.filter((check) => check.host === "shared.example")).toHaveLength(1)
+
+          // two of alone.example finished: the worker's own count says 2, though the store still has 4 claimed by it
+          const held = new Map([["alone.example", 2], ["shared.example", 1]])
+          const second = yield* claim({ perHost: 2, aheadPerHost: 2, heldByHost: held })
+          expect(uris(second)).toEqual(["https://alone.example/4", "https://alone.example/5"])
+          expect(yield* claim({ perHost: 2, aheadPerHost: 2, workerId: "worker-b" })).toEqual([])
+        }))
+
+      test("two copies claiming one host at once together take no more than its limit", () =>
+        Effect.gen(function*() {
+          yield* newBatch(Array.from({ length: 20 }, (_, i) => `https://one.example/${i}`))
+          const claimFrom = (store: Context.Tag.Service<LinkcheckStore>, workerId: string) =>
+            store.claimChecks(claimRequest({ workerId, limit: 10, perHost: 4 }))
+          const [first, second] = yield* Effect.all([
+            claimFrom(yield* LinkcheckStore, "copy-1"),
+            claimFrom(yield* SecondCopy, "copy-2")
+          ], { concurrency: 2 })
+          expect(first.length + second.length).toBe(4)
         }))
 
       test("a claim holds a check until it expires; then another worker takes it over", () =>
