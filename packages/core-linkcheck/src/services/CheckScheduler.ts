@@ -86,10 +86,10 @@ const addTo = (counts: Map<string, number>, host: string, delta: number) => {
 /**
  * Claims pending checks from the store and runs them: at most `concurrency` at once in this process and
  * `perHostConcurrency` per host across every process sharing the store, high priority first without starving low.
- * A few more are claimed ahead and held, so a slot that frees is filled at once. Results are recorded in batches, as many as finished while the previous write ran. Claims are
- * extended while checks run, so only a dead worker's checks are taken over. On interruption it stops claiming,
- * hands back the checks it has not started, lets running checks finish within the grace period, records their
- * results and hands the rest back.
+ * A few more are claimed ahead and held, so a slot that frees is filled at once. Results are recorded in groups.
+ * Claims are extended while checks run, so only a dead worker's checks are taken over. On interruption it stops
+ * claiming, hands back the checks it has not started, lets running checks finish within the grace period, records
+ * their results and hands the rest back.
  */
 export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
   Effect.gen(function*() {

@@ -192,7 +192,6 @@ const createBatch = (initial: State, batch: NewBatch): readonly [BatchRecord, St
   return [storedBatchRecord(state, stored), state]
 }
 
-/** Same selection as the SQL adapter: per-host ranks over all claimable checks, then the low quota, then the rest. */
 /** Per host, the pending checks that workers other than `request`'s hold until `now` at least. */
 const heldByOthers = (state: State, request: ClaimRequest): Map<string, number> => {
   const held = new Map<string, number>()
@@ -207,13 +206,16 @@ const heldByOthers = (state: State, request: ClaimRequest): Map<string, number> 
   return held
 }
 
+/** Same selection as the SQL adapter: per-host ranks over all claimable checks, then the low quota, then the rest. */
 const claimChecks = (initial: State, request: ClaimRequest): readonly [ReadonlyArray<ClaimedCheck>, State] => {
   const limit = Math.max(0, Math.floor(request.limit))
   const lowQuota = Math.min(limit, Math.max(0, Math.floor(request.lowPriorityQuota)))
   const others = heldByOthers(initial, request)
   const allowance = (host: string) => {
     const byOthers = others.get(host)
-    const ceiling = byOthers === undefined ? request.perHost + Math.max(0, request.aheadPerHost) : request.perHost - byOthers
+    const ceiling = byOthers === undefined
+      ? request.perHost + Math.max(0, request.aheadPerHost)
+      : request.perHost - byOthers
     return ceiling - (request.heldByHost.get(host) ?? 0)
   }
   const rankByHost = new Map<string, number>()
