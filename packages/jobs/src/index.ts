@@ -14,6 +14,7 @@ export {
   type QueueStats,
   type ScheduleSlot
 } from "./JobQueue"
+export { countOption } from "./countOption"
 export { layerMemory } from "./memory"
 export { migrate } from "./migrations"
 export { type RecurringSchedule, runSchedules, schedulesLayer } from "./schedules"

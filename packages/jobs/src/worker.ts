@@ -1,5 +1,6 @@
 import { Cause, Chunk, Duration, Effect, Either, Exit, Fiber, FiberSet, Layer, Option, ParseResult, Queue, Random, Ref, Schedule, Schema, Stream } from "effect"
 import { hostname } from "node:os"
+import { countOption } from "./countOption"
 import type { JobDefinition } from "./definition"
 import { retryDelay } from "./definition"
 import type { JobQueueError } from "./errors"
@@ -41,12 +42,6 @@ const defaultWorkerId = Effect.map(
   (suffix) => `${hostname()}/${process.pid}/${suffix.toString(36)}`
 )
 
-/** A count set in code: rounded down and raised to `least`; not a finite number is a defect that names it. */
-const countOption = (name: string, value: number, least: number): Effect.Effect<number> =>
-  Number.isFinite(value)
-    ? Effect.succeed(Math.max(least, Math.floor(value)))
-    : Effect.dieMessage(`runWorker: ${name} must be a finite number (got ${value})`)
-
 /**
  * Runs jobs of one definition until interrupted, then shuts down gracefully: stops claiming, lets in-flight
  * jobs finish within the grace period, interrupts and hands back the rest, and flushes pending completions.
@@ -60,7 +55,7 @@ export const runWorker = <A, I, E, R>(
   Effect.gen(function*() {
     const jobs = yield* JobQueue
     const queue = definition.queue
-    const concurrency = yield* countOption("concurrency", options.concurrency ?? 1, 1)
+    const concurrency = yield* countOption("runWorker", "concurrency", options.concurrency ?? 1, 1)
     const pollInterval = Duration.decode(options.pollInterval ?? "1 second")
     const gracePeriod = Duration.decode(options.shutdownGracePeriod ?? "30 seconds")
     const workerId = options.workerId ?? (yield* defaultWorkerId)
@@ -68,7 +63,7 @@ export const runWorker = <A, I, E, R>(
 
     yield* jobs.recoverExpiredLeases(queue)
 
-    const prefetch = yield* countOption("prefetch", options.prefetch ?? concurrency, 0)
+    const prefetch = yield* countOption("runWorker", "prefetch", options.prefetch ?? concurrency, 0)
     /** Claimed and not yet settled, whether waiting for a slot or running. */
     const claimedCount = yield* Ref.make(0)
     /** Claims (and their finished jobs' completions) this worker holds, for heartbeats. */

@@ -1,3 +1,4 @@
+import { countOption } from "@civicstack/jobs"
 import { Clock, Duration, Effect, Exit, FiberSet, Option, Queue, Schedule } from "effect"
 import type { ClaimedCheck } from "../domain/check"
 import { checkFailedOutcome } from "../domain/outcome"
@@ -54,12 +55,6 @@ const MAX_REMEMBERED_HOSTS = 10_000
 /** Results recorded in one transaction at most; more wait for the next. */
 const MAX_RESULTS_PER_WRITE = 256
 
-/** A count set in code: rounded down and raised to `least`; not a finite number is a defect that names it. */
-const countOption = (name: string, value: number, least: number): Effect.Effect<number> =>
-  Number.isFinite(value)
-    ? Effect.succeed(Math.max(least, Math.floor(value)))
-    : Effect.dieMessage(`runScheduler: ${name} must be a finite number (got ${value})`)
-
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
 /**
@@ -96,11 +91,11 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const given = { ...defaultSchedulerOptions, ...options }
     const settings = {
       ...given,
-      concurrency: yield* countOption("concurrency", given.concurrency, 1),
-      perHostConcurrency: yield* countOption("perHostConcurrency", given.perHostConcurrency, 1),
-      maxAttempts: yield* countOption("maxAttempts", given.maxAttempts, 1)
+      concurrency: yield* countOption("runScheduler", "concurrency", given.concurrency, 1),
+      perHostConcurrency: yield* countOption("runScheduler", "perHostConcurrency", given.perHostConcurrency, 1),
+      maxAttempts: yield* countOption("runScheduler", "maxAttempts", given.maxAttempts, 1)
     }
-    const prefetch = yield* countOption("prefetch", given.prefetch ?? settings.concurrency / 2, 0)
+    const prefetch = yield* countOption("runScheduler", "prefetch", given.prefetch ?? settings.concurrency / 2, 0)
     const store = yield* LinkcheckStore
     const checker = yield* Checker
     const signal = yield* CheckSignal
