@@ -4,12 +4,26 @@ import type { ServerConfig } from "./config"
 import { DatabaseNotifications, databaseLayer, describeDatabase } from "./database"
 import { Draining } from "./http/draining"
 import { httpHostLayer } from "./http/host"
-import { migrateAll } from "./migrations"
+import { linkcheckSlot } from "./services/linkcheck"
+import type { ServiceSlot } from "./services/slot"
 
-/** The database, migrated before anything else starts. */
+/** Every service this server knows, whether this copy serves it or not. */
+export const allSlots = (config: ServerConfig): ReadonlyArray<ServiceSlot> => [linkcheckSlot(config)]
+
+/** Every package's migrations, in dependency order: the job queue first, then each service's schema. */
+const migrateAll = (slots: ReadonlyArray<ServiceSlot>) =>
+  Effect.forEach(
+    [{ name: "jobs", migrate: Jobs.migrate }, ...slots],
+    ({ migrate, name }) => migrate.pipe(Effect.tap(() => Effect.logDebug("Migrated").pipe(Effect.annotateLogs({ package: name })))),
+    { discard: true }
+  ).pipe(Effect.withLogSpan("migrations"))
+
+/** The database, with every service's migrations applied before anything else starts. */
 export const migratedDatabaseLayer = (config: ServerConfig) =>
   Layer.effectDiscard(
-    migrateAll.pipe(Effect.tap(() => Effect.logInfo("Database ready").pipe(Effect.annotateLogs({ database: describeDatabase(config.database) }))))
+    migrateAll(allSlots(config)).pipe(
+      Effect.tap(() => Effect.logInfo("Database ready").pipe(Effect.annotateLogs({ database: describeDatabase(config.database) })))
+    )
   ).pipe(Layer.provideMerge(databaseLayer(config.database)))
 
 const jobQueueLayer = Layer.unwrapEffect(
@@ -17,12 +31,16 @@ const jobQueueLayer = Layer.unwrapEffect(
 )
 
 /**
- * The whole reference server: database, job queue, the HTTP host and the workers of the enabled services. It
- * exposes the listening `HttpServer` and the `SqlClient`, for tests and tools that run it in-process.
+ * The whole reference server: database, job queue, the HTTP host (health checks always; the enabled services' routes
+ * when this copy serves the web) and the enabled services' workers (when it runs workers). It exposes the
+ * listening `HttpServer` and the `SqlClient`, for tests and tools that run it in-process.
  */
-export const serverLayer = (config: ServerConfig) =>
-  httpHostLayer(config).pipe(
+export const serverLayer = (config: ServerConfig) => {
+  const slots = allSlots(config).filter((slot) => config.services.includes(slot.name))
+  const workers = config.run.includes("workers") ? slots.map((slot) => slot.workers) : []
+  return Layer.mergeAll(httpHostLayer(config, config.run.includes("web") ? slots : []), ...workers).pipe(
     Layer.provide(Draining.layer),
     Layer.provide(jobQueueLayer),
     Layer.provideMerge(migratedDatabaseLayer(config))
   )
+}

@@ -1,108 +1,97 @@
-import { Either, Schema } from "effect"
+import { linkcheckConfig } from "@civicstack/core-linkcheck"
+import { Config, ConfigError, ConfigProvider, Effect, Either, Option, Redacted, Schema } from "effect"
 
 export const SERVICE_NAMES = ["sso", "alerts", "linkcheck"] as const
 export type ServiceName = (typeof SERVICE_NAMES)[number]
 
-const PortNumber = Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 65535))
-const Seconds = Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 3600))
+export const ROLES = ["web", "workers"] as const
+export type Role = (typeof ROLES)[number]
 
-const urlWithProtocol = (protocols: ReadonlyArray<string>) =>
-  Schema.String.pipe(Schema.filter((value) => URL.canParse(value) && protocols.includes(new URL(value).protocol)))
+/** A message for the whole value, whatever part of the decoding failed. */
+const expecting = (expected: string) => ({ message: () => ({ message: expected, override: true }) })
 
-const ServiceList = Schema.transform(
-  Schema.String,
-  Schema.Array(Schema.Literal(...SERVICE_NAMES)),
-  {
-    strict: false,
-    decode: (value) => [...new Set(value.split(",").map((name) => name.trim()).filter((name) => name !== ""))],
-    encode: (names) => names.join(",")
-  }
-)
+const urlWithProtocol = (protocols: ReadonlyArray<string>, expected: string) =>
+  Schema.String.pipe(
+    Schema.filter((value) => URL.canParse(value) && protocols.includes(new URL(value).protocol)),
+    Schema.annotations(expecting(expected))
+  )
 
-const PositiveInt = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 10_000))
-
-const DomainList = Schema.transform(
-  Schema.String.pipe(Schema.pattern(/^[a-z0-9.,\s-]*$/i)),
-  Schema.Array(Schema.String),
-  {
-    strict: true,
-    decode: (value) => value.split(",").map((domain) => domain.trim().toLowerCase().replace(/^\./, "")).filter((d) => d !== ""),
-    encode: (domains) => domains.join(",")
-  }
-)
-
-const LogLevel = Schema.Literal("trace", "debug", "info", "warning", "error", "fatal", "none")
+/** A comma-separated list of names from `names`, each once, in the order given; at least one. */
+const NameList = <const Names extends ReadonlyArray<string>>(names: Names) =>
+  Schema.transform(
+    Schema.String,
+    Schema.NonEmptyArray(Schema.Literal(...names)),
+    {
+      strict: false,
+      decode: (value) => [...new Set(value.split(",").map((name) => name.trim()).filter((name) => name !== ""))],
+      encode: (list) => list.join(",")
+    }
+  ).annotations(expecting(`a comma-separated list of ${names.join(", ")}`))
 
 const Flag = Schema.transform(Schema.Literal("true", "false", "1", "0"), Schema.Boolean, {
   strict: true,
   decode: (value) => value === "true" || value === "1",
   encode: (value) => (value ? "true" : "false")
-})
+}).annotations(expecting("true or false"))
 
-/** One environment variable: how to decode it, what a good value looks like, and its default. */
-interface Variable<A> {
-  readonly decode: (raw: string) => Either.Either<A, unknown>
-  readonly expected: string
-  readonly fallback: A
-}
+const LogLevel = Schema.Literal("trace", "debug", "info", "warning", "error", "fatal", "none")
 
-const variable = <A, I extends string, F = A>(
-  schema: Schema.Schema<A, I>,
-  expected: string,
-  fallback: F
-): Variable<A | F> => ({
-  decode: Schema.decodeUnknownEither(schema),
-  expected,
-  fallback
-})
+const setting = <A, I extends string>(name: string, schema: Schema.Schema<A, I>, fallback: A) =>
+  Schema.Config(name, schema).pipe(Config.withDefault(fallback))
 
-const optionalString = (expected: string) => variable(Schema.String, expected, undefined)
+const optional = <A, I extends string>(name: string, schema: Schema.Schema<A, I>) =>
+  Config.option(Schema.Config(name, schema))
 
-/** The environment variables the reference server reads, with their defaults (architecture.md). */
-const variables = {
-  PORT: variable(PortNumber, "a whole number from 0 to 65535", 3000),
-  HOST: variable(Schema.String, "a host name or address to listen on", "0.0.0.0"),
-  DATABASE_URL: variable(urlWithProtocol(["postgres:", "postgresql:"]), "a postgres:// or postgresql:// URL", undefined),
-  DATA_DIR: variable(Schema.String, "a directory path", "./data"),
-  SERVICES: variable(
-    ServiceList,
-    `a comma-separated list of ${SERVICE_NAMES.join(", ")}`,
-    SERVICE_NAMES
+const FilePath = Schema.String.annotations(expecting("a file path"))
+
+/** The host's own section: where it listens, which database, what this copy does. */
+const hostConfig = Config.all({
+  port: setting(
+    "PORT",
+    Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 65535), Schema.annotations(expecting("a whole number from 0 to 65535"))),
+    3000
   ),
-  PUBLIC_SITE_URL: variable(urlWithProtocol(["http:", "https:"]), "an absolute http(s) URL", "http://localhost:3000"),
-  TLS_CERT_FILE: optionalString("a path to a PEM certificate file"),
-  TLS_KEY_FILE: optionalString("a path to a PEM private key file"),
-  TRUST_PROXY: variable(Flag, "true or false", false),
-  LOG_LEVEL: variable(LogLevel, `one of ${LogLevel.literals.join(", ")}`, "info" as const),
-  SHUTDOWN_GRACE_SECONDS: variable(Seconds, "a whole number of seconds from 0 to 3600", 30),
-  LINKCHECK_ALLOW_PRIVATE_ADDRESSES: variable(Flag, "true or false", false),
-  LINKCHECK_SUSPICIOUS_DOMAINS: variable(DomainList, "a comma-separated list of domain names", []),
-  LINKCHECK_INTERNAL_DOMAINS: variable(DomainList, "a comma-separated list of domain names", []),
-  LINKCHECK_CONCURRENCY: variable(PositiveInt, "a whole number from 1 to 10000", 128),
-  LINKCHECK_PER_HOST_CONCURRENCY: variable(PositiveInt, "a whole number from 1 to 10000", 4)
-}
+  host: setting("HOST", Schema.String, "0.0.0.0"),
+  databaseUrl: optional(
+    "DATABASE_URL",
+    urlWithProtocol(["postgres:", "postgresql:"], "a postgres:// or postgresql:// URL")
+  ).pipe(Config.map(Option.map(Redacted.make))),
+  dataDir: setting("DATA_DIR", Schema.String, "./data"),
+  services: setting("SERVICES", NameList(SERVICE_NAMES), SERVICE_NAMES),
+  run: setting("RUN", NameList(ROLES), ROLES),
+  publicSiteUrl: setting("PUBLIC_SITE_URL", urlWithProtocol(["http:", "https:"], "an absolute http(s) URL"), "http://localhost:3000"),
+  trustProxy: setting("TRUST_PROXY", Flag, false),
+  logLevel: setting(
+    "LOG_LEVEL",
+    LogLevel.annotations(expecting(`one of ${LogLevel.literals.join(", ")}`)),
+    "info" as const
+  ),
+  shutdownGraceSeconds: setting(
+    "SHUTDOWN_GRACE_SECONDS",
+    Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 3600), Schema.annotations(expecting("a whole number of seconds from 0 to 3600"))),
+    30
+  ),
+  tls: Config.all({ certFile: optional("TLS_CERT_FILE", FilePath), keyFile: optional("TLS_KEY_FILE", FilePath) }).pipe(
+    Config.mapOrFail(({ certFile, keyFile }) =>
+      Option.isSome(certFile) && Option.isSome(keyFile)
+        ? Either.right({ certFile: certFile.value, keyFile: keyFile.value })
+        : Option.isNone(certFile) && Option.isNone(keyFile)
+        ? Either.right(undefined)
+        : Either.left(ConfigError.Unsupported([], "TLS_CERT_FILE and TLS_KEY_FILE must be set together"))
+    )
+  )
+})
 
-type Variables = typeof variables
-type Values = { readonly [K in keyof Variables]: Variables[K]["fallback"] }
+/** The host's section and each service's own section (`LINKCHECK_...`), read together so every bad value shows. */
+const serverConfigSections = Config.all({ host: hostConfig, linkcheck: linkcheckConfig })
 
-export type ServerConfig = {
-  readonly port: number
-  readonly host: string
-  readonly database: { readonly _tag: "Postgres"; readonly url: string } | { readonly _tag: "Pglite"; readonly dataDir: string }
-  readonly dataDir: string
-  readonly services: ReadonlyArray<ServiceName>
-  readonly publicSiteUrl: string
-  readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined
-  readonly trustProxy: boolean
-  readonly logLevel: typeof LogLevel.Type
-  readonly shutdownGraceSeconds: number
-  readonly linkcheck: {
-    readonly allowPrivateAddresses: boolean
-    readonly suspiciousDomains: ReadonlyArray<string>
-    readonly internalDomains: ReadonlyArray<string>
-    readonly concurrency: number
-    readonly perHostConcurrency: number
-  }
+type Sections = Config.Config.Success<typeof serverConfigSections>
+
+export type ServerConfig = Omit<Sections["host"], "databaseUrl"> & {
+  readonly database:
+    | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> }
+    | { readonly _tag: "Pglite"; readonly dataDir: string }
+  readonly linkcheck: Sections["linkcheck"]
 }
 
 export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
@@ -113,46 +102,36 @@ export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidC
   }
 }
 
+/** One line per bad value: the variable, what it must be, and what it was. */
+const describeProblems = (error: ConfigError.ConfigError, env: Record<string, string | undefined>) =>
+  ConfigError.reduceWithContext(error, undefined, {
+    andCase: (_, left: ReadonlyArray<string>, right: ReadonlyArray<string>) => [...left, ...right],
+    orCase: (_, left: ReadonlyArray<string>, right: ReadonlyArray<string>) => [...left, ...right],
+    invalidDataCase: (_, path, message) => {
+      const name = path.join("_")
+      return [`${name} must be ${message} (got ${JSON.stringify(env[name]?.trim())})`]
+    },
+    missingDataCase: (_, path) => [`${path.join("_")} must be set`],
+    sourceUnavailableCase: (_, path, message) => [`${path.join("_")} could not be read: ${message}`],
+    unsupportedCase: (_, path, message) => [path.length === 0 ? message : `${path.join("_")}: ${message}`]
+  })
+
 /** Decodes the environment; a blank variable counts as unset. Every bad variable is reported at once. */
 export const parseServerConfig = (env: Record<string, string | undefined>): Either.Either<ServerConfig, InvalidConfig> => {
-  const problems: Array<string> = []
-  const values: Record<string, unknown> = {}
-  for (const [name, spec] of Object.entries(variables) as Array<[string, Variable<unknown>]>) {
-    const raw = env[name]?.trim()
-    if (raw === undefined || raw === "") {
-      values[name] = spec.fallback
-      continue
-    }
-    const decoded = spec.decode(raw)
-    if (Either.isLeft(decoded)) problems.push(`${name} must be ${spec.expected} (got ${JSON.stringify(raw)})`)
-    else values[name] = decoded.right
-  }
-  const vars = values as Values
-  if ((vars.TLS_CERT_FILE === undefined) !== (vars.TLS_KEY_FILE === undefined)) {
-    problems.push("TLS_CERT_FILE and TLS_KEY_FILE must be set together")
-  }
-  if (problems.length > 0) return Either.left(new InvalidConfig({ problems }))
+  const setVariables = Object.entries(env).flatMap(([name, value]) => {
+    const trimmed = value?.trim() ?? ""
+    return trimmed === "" ? [] : [[name, trimmed] as const]
+  })
+  const provider = ConfigProvider.fromMap(new Map(setVariables), { pathDelim: "_" })
+  const decoded = Effect.runSync(Effect.either(Effect.withConfigProvider(serverConfigSections, provider)))
+  if (Either.isLeft(decoded)) return Either.left(new InvalidConfig({ problems: describeProblems(decoded.left, env) }))
+  const { databaseUrl, ...host } = decoded.right.host
   return Either.right({
-    port: vars.PORT,
-    host: vars.HOST,
-    database: vars.DATABASE_URL !== undefined
-      ? { _tag: "Postgres", url: vars.DATABASE_URL }
-      : { _tag: "Pglite", dataDir: vars.DATA_DIR },
-    dataDir: vars.DATA_DIR,
-    services: vars.SERVICES,
-    publicSiteUrl: vars.PUBLIC_SITE_URL,
-    tls: vars.TLS_CERT_FILE !== undefined && vars.TLS_KEY_FILE !== undefined
-      ? { certFile: vars.TLS_CERT_FILE, keyFile: vars.TLS_KEY_FILE }
-      : undefined,
-    trustProxy: vars.TRUST_PROXY,
-    logLevel: vars.LOG_LEVEL,
-    shutdownGraceSeconds: vars.SHUTDOWN_GRACE_SECONDS,
-    linkcheck: {
-      allowPrivateAddresses: vars.LINKCHECK_ALLOW_PRIVATE_ADDRESSES,
-      suspiciousDomains: vars.LINKCHECK_SUSPICIOUS_DOMAINS,
-      internalDomains: vars.LINKCHECK_INTERNAL_DOMAINS,
-      concurrency: vars.LINKCHECK_CONCURRENCY,
-      perHostConcurrency: vars.LINKCHECK_PER_HOST_CONCURRENCY
-    }
+    ...host,
+    database: Option.match(databaseUrl, {
+      onNone: () => ({ _tag: "Pglite", dataDir: host.dataDir }) as const,
+      onSome: (url) => ({ _tag: "Postgres", url }) as const
+    }),
+    linkcheck: decoded.right.linkcheck
   })
 }

@@ -31,7 +31,7 @@ export const databaseLayer = (database: ServerConfig["database"]) =>
     ? Layer.effectContext(
       Effect.map(PgClient.PgClient, (client) => Context.make(DatabaseNotifications, { listen: client.listen }))
     ).pipe(
-      Layer.provideMerge(PgClient.layer({ url: Redacted.make(database.url), applicationName: "civicstack" }))
+      Layer.provideMerge(PgClient.layer({ url: database.url, applicationName: "civicstack" }))
     )
     : Layer.effectContext(
       Effect.map(PgliteClient.PgliteClient, (client) => Context.make(DatabaseNotifications, { listen: client.listen }))
@@ -48,8 +48,8 @@ export const describeDatabase = (database: ServerConfig["database"]) =>
     ? `PostgreSQL at ${redactUrl(database.url)}`
     : `embedded PGlite in ${pgliteDirectory(database.dataDir)}`
 
-const redactUrl = (url: string) => {
-  const parsed = new URL(url)
+const redactUrl = (url: Redacted.Redacted<string>) => {
+  const parsed = new URL(Redacted.value(url))
   if (parsed.password !== "") parsed.password = "***"
   return parsed.toString()
 }

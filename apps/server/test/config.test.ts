@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Either, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
 import { parseServerConfig } from "../src/config"
 
@@ -11,13 +11,36 @@ describe("server configuration", () => {
     expect(config.services).toEqual(["sso", "alerts", "linkcheck"])
     expect(config.logLevel).toBe("info")
     expect(config.tls).toBeUndefined()
+    expect(config.run).toEqual(["web", "workers"])
+    expect(config.linkcheck).toMatchObject({ concurrency: 128, perHostConcurrency: 4, allowPrivateAddresses: false })
+  })
+
+  it("reads each service's own section and what this copy runs", () => {
+    const config = Either.getOrThrow(parseServerConfig({
+      RUN: "workers",
+      LINKCHECK_CONCURRENCY: "32",
+      LINKCHECK_PER_HOST_CONCURRENCY: "2",
+      LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true",
+      LINKCHECK_SUSPICIOUS_DOMAINS: "bad.example, .worse.example"
+    }))
+    expect(config.run).toEqual(["workers"])
+    expect(config.linkcheck).toMatchObject({
+      concurrency: 32,
+      perHostConcurrency: 2,
+      allowPrivateAddresses: true,
+      suspiciousDomains: ["bad.example", "worse.example"]
+    })
   })
 
   it("selects PostgreSQL when DATABASE_URL is set and treats blank variables as unset", () => {
     const config = Either.getOrThrow(
-      parseServerConfig({ DATABASE_URL: "postgres://app@db:5432/civicstack", PORT: " ", SERVICES: "linkcheck, sso" })
+      parseServerConfig({ DATABASE_URL: "postgres://app:secret@db:5432/civicstack", PORT: " ", SERVICES: "linkcheck, sso" })
     )
-    expect(config.database).toEqual({ _tag: "Postgres", url: "postgres://app@db:5432/civicstack" })
+    expect(config.database._tag).toBe("Postgres")
+    if (config.database._tag === "Postgres") {
+      expect(Redacted.value(config.database.url)).toBe("postgres://app:secret@db:5432/civicstack")
+      expect(String(config.database.url)).not.toContain("secret")
+    }
     expect(config.port).toBe(3000)
     expect(config.services).toEqual(["linkcheck", "sso"])
   })
@@ -29,7 +52,10 @@ describe("server configuration", () => {
       SERVICES: "sso,billing",
       LOG_LEVEL: "loud",
       TRUST_PROXY: "yes",
-      TLS_CERT_FILE: "/etc/cert.pem"
+      TLS_CERT_FILE: "/etc/cert.pem",
+      RUN: "web,cron",
+      LINKCHECK_CONCURRENCY: "0",
+      LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "maybe"
     })
     expect(Either.isLeft(result)).toBe(true)
     const problems = Either.isLeft(result) ? result.left.problems : []
@@ -37,9 +63,12 @@ describe("server configuration", () => {
       "PORT must be a whole number from 0 to 65535 (got \"70000\")",
       "DATABASE_URL must be a postgres:// or postgresql:// URL (got \"mysql://db/civicstack\")",
       "SERVICES must be a comma-separated list of sso, alerts, linkcheck (got \"sso,billing\")",
+      "RUN must be a comma-separated list of web, workers (got \"web,cron\")",
       "TRUST_PROXY must be true or false (got \"yes\")",
       "LOG_LEVEL must be one of trace, debug, info, warning, error, fatal, none (got \"loud\")",
-      "TLS_CERT_FILE and TLS_KEY_FILE must be set together"
+      "TLS_CERT_FILE and TLS_KEY_FILE must be set together",
+      "LINKCHECK_ALLOW_PRIVATE_ADDRESSES must be true or false (got \"maybe\")",
+      "LINKCHECK_CONCURRENCY must be a whole number from 1 to 10000 (got \"0\")"
     ])
   })
 })

@@ -1,4 +1,4 @@
-import { BatchReport } from "@civicstack/core-linkcheck"
+import { BatchReport } from "@civicstack/core-linkcheck/api"
 import { Schema } from "effect"
 import { once } from "node:events"
 import * as Fs from "node:fs/promises"

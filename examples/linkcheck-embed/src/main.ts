@@ -1,64 +1,43 @@
-import {
-  Checker,
-  CheckSignal,
-  DEFAULT_CHECKED_WITHIN_SECONDS,
-  LinkChecker,
-  linkCheckerLayer,
-  runScheduler,
-  storeLayerMemory
-} from "@civicstack/core-linkcheck"
-import type { BatchReport, LinkReport } from "@civicstack/core-linkcheck"
-import { layerMemory as jobQueueMemory } from "@civicstack/jobs"
+import * as Linkcheck from "@civicstack/core-linkcheck"
+import type { Batch, Link } from "@civicstack/core-linkcheck"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Layer } from "effect"
 import { startDemoSites } from "./demoSites"
 
-// What the link checker needs: the checker making the requests, a store and a job queue (memory here; in
-// production storeLayerSql and the jobs layerSql over one SqlClient), and the signal that wakes the scheduler.
-const linkcheckFoundations = Layer.mergeAll(
-  // The demo sites listen on 127.0.0.1. The checker refuses loopback and private addresses by default, so that a
-  // submitted link cannot make it probe the host's own network; allow them only for local tests and intranets.
-  Checker.layer({ allowPrivateAddresses: true }),
-  CheckSignal.layer,
-  storeLayerMemory,
-  jobQueueMemory
-)
-
-// The scheduler claims pending checks and runs them, in a fiber that lives as long as the layer.
-const checkScheduler = Layer.scopedDiscard(Effect.forkScoped(runScheduler()))
-
-const LinkcheckLive = Layer.merge(linkCheckerLayer, checkScheduler).pipe(Layer.provide(linkcheckFoundations))
+// The whole service in memory, with its workers (the scheduler that runs checks, the webhook sender, the cleanup).
+// The demo sites listen on 127.0.0.1, and the checker refuses loopback and private addresses by default so that a
+// submitted link cannot make it probe the host's own network: allow them only for local tests and intranets.
+// In production: Linkcheck.layerSql() over an SqlClient and the jobs package's layerSql, after Linkcheck.migrate.
+const LinkcheckLive = Linkcheck.workers.pipe(Layer.provideMerge(Linkcheck.layerMemory({ allowPrivateAddresses: true })))
 
 const waitForCompletion = (batchId: number) =>
-  Effect.flatMap(LinkChecker, (linkChecker) =>
+  Effect.flatMap(Linkcheck.LinkChecker, (linkChecker) =>
     linkChecker.getBatch(batchId).pipe(
       Effect.delay("100 millis"),
-      Effect.repeat({ until: (report) => report.status === "completed" }),
+      Effect.repeat({ until: (batch) => batch.completedAt !== null }),
       Effect.timeout("1 minute")
     ))
 
-const describeLink = (link: LinkReport) => {
+const describeLink = (link: Link) => {
   const messages = [...link.danger, ...link.errors, ...link.warnings].join(" ")
-  const problem = link.problem_summary === null ? "" : `  ${link.problem_summary}: ${messages}`
-  const fix = link.suggested_fix ? `\n        fix: ${link.suggested_fix}` : ""
+  const problem = link.problemSummary === null ? "" : `  ${link.problemSummary}: ${messages}`
+  const fix = link.suggestedFix ? `\n        fix: ${link.suggestedFix}` : ""
   return `${link.status.padEnd(7)} ${link.uri}${problem}${fix}`
 }
 
-const describeTotals = ({ totals }: BatchReport) =>
+const describeTotals = ({ totals }: Batch) =>
   `${totals.links} links: ${totals.ok} ok, ${totals.caution} caution, ${totals.broken} broken`
 
 const program = Effect.gen(function*() {
   const { newSite, oldSite } = yield* startDemoSites
-  const linkChecker = yield* LinkChecker
+  const linkChecker = yield* Linkcheck.LinkChecker
 
-  const created = yield* linkChecker.createBatch({
-    uris: [`${newSite}/guidance`, `${newSite}/missing-page`, `${oldSite}/guidance`, "mailto:help@example.org"],
-    checked_within: DEFAULT_CHECKED_WITHIN_SECONDS,
-    priority: "high"
+  const { batch } = yield* linkChecker.createBatch({
+    uris: [`${newSite}/guidance`, `${newSite}/missing-page`, `${oldSite}/guidance`, "mailto:help@example.org"]
   })
-  yield* Console.log(`Batch ${created.report.id} created with ${created.report.totals.links} links`)
+  yield* Console.log(`Batch ${batch.id} created with ${batch.totals.links} links`)
 
-  const report = yield* waitForCompletion(created.report.id)
+  const report = yield* waitForCompletion(batch.id)
   yield* Effect.forEach(report.links, (link) => Console.log(describeLink(link)), { discard: true })
   yield* Console.log(describeTotals(report))
 }).pipe(Effect.scoped, Effect.provide(LinkcheckLive))

@@ -1,26 +1,14 @@
-export * from "./api/index"
-export type { BatchRecord, CheckPriority, CheckRecord, CheckResult, ClaimedCheck, Webhook } from "./domain/check"
-export { signWebhookBody, SIGNATURE_HEADER } from "./domain/signature"
+export { linkcheckConfig } from "./config"
+export type { BatchRecord, CheckPriority, CheckResult, LinkStatus, Webhook } from "./domain/check"
+export type { Batch, BatchTotals, Link } from "./domain/reports"
+export { SIGNATURE_HEADER, signWebhookBody } from "./domain/signature"
 export { linkcheckHandlers } from "./http/handlers"
+export { layerMemory, layerSql, workers } from "./layers"
 export { migrate } from "./migrations/index"
-export { Checker, defaultCheckerConfig } from "./services/Checker"
-export type { CheckerConfig, CheckOutcome } from "./services/Checker"
-export { defaultSchedulerOptions, runScheduler } from "./services/CheckScheduler"
-export type { SchedulerOptions } from "./services/CheckScheduler"
-export { CheckSignal } from "./services/CheckSignal"
-export { CleanupOldChecks, cleanupSchedule, DEFAULT_RETENTION, deleteOldChecks, runCleanupWorker } from "./services/cleanup"
-export { LinkChecker, linkCheckerLayer } from "./services/LinkChecker"
-export type { CreatedBatch } from "./services/LinkChecker"
-export { WebhookDelivery } from "./services/webhookJob"
-export {
-  deliverWebhook,
-  runWebhookWorker,
-  WebhookNotDelivered,
-  WebhookTransport,
-  WebhookTransportError
-} from "./services/WebhookSender"
-export { webhookTransportLayer } from "./services/webhookTransport"
-export type { WebhookTransportConfig } from "./services/webhookTransport"
-export { LinkcheckStore, StoreError } from "./storage/LinkcheckStore"
-export { layerMemory as storeLayerMemory } from "./storage/memory"
-export { layerSql as storeLayerSql } from "./storage/sql"
+export type { LinkcheckParts } from "./services/LinkcheckParts"
+export { LinkChecker } from "./services/LinkChecker"
+export type { BatchRequest, CheckRequest, CreatedBatch } from "./services/LinkChecker"
+export { defaultLinkcheckSettings } from "./settings"
+export type { LinkcheckSettings } from "./settings"
+export { StoreError } from "./storage/LinkcheckStore"
+export { batchToWire, linkToWire } from "./wire"

@@ -1,37 +1,18 @@
 import * as Linkcheck from "@civicstack/core-linkcheck"
-import type { BatchReport, LinkReport } from "@civicstack/core-linkcheck"
-import { layerMemory as jobQueueMemory } from "@civicstack/jobs"
+import type { Batch, Link } from "@civicstack/core-linkcheck"
+import { BatchReport } from "@civicstack/core-linkcheck/api"
 import { Args, Command, Options } from "@effect/cli"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Console, Effect, Layer, Logger, LogLevel, Schema } from "effect"
+import { Console, Duration, Effect, Layer, Logger, LogLevel, Schema } from "effect"
 import { parseServerConfig } from "../config"
 import { makeProgressBar } from "./progress"
 
 /** Checks run in this process with memory storage: no server or database needed, nothing is kept. */
 const inProcessLinkcheck = Layer.unwrapEffect(
-  Effect.map(Effect.suspend(() => parseServerConfig(process.env)), (config) => {
-    const foundations = Layer.mergeAll(
-      Linkcheck.Checker.layer({
-        allowPrivateAddresses: config.linkcheck.allowPrivateAddresses,
-        suspiciousDomains: config.linkcheck.suspiciousDomains,
-        internalDomains: config.linkcheck.internalDomains,
-        perHostConnections: config.linkcheck.perHostConcurrency
-      }),
-      Linkcheck.CheckSignal.layer,
-      Linkcheck.storeLayerMemory,
-      jobQueueMemory
-    )
-    const scheduler = Layer.scopedDiscard(
-      Effect.forkScoped(
-        Linkcheck.runScheduler({
-          concurrency: config.linkcheck.concurrency,
-          perHostConcurrency: config.linkcheck.perHostConcurrency,
-          shutdownGracePeriod: "1 second"
-        })
-      )
-    )
-    return Layer.merge(Linkcheck.linkCheckerLayer, scheduler).pipe(Layer.provideMerge(foundations))
-  })
+  Effect.map(Effect.suspend(() => parseServerConfig(process.env)), (config) =>
+    Linkcheck.workers.pipe(
+      Layer.provideMerge(Linkcheck.layerMemory({ ...config.linkcheck, shutdownGracePeriod: Duration.seconds(1) }))
+    ))
 )
 
 /** Output on stdout stays the report alone (for --json); warnings go to stderr. */
@@ -44,25 +25,25 @@ const quietLogsOnStderr = Layer.merge(
 const checkAll = (uris: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const linkChecker = yield* Linkcheck.LinkChecker
-    const created = yield* linkChecker.createBatch({ uris, checked_within: 0, priority: "high" })
-    const progress = makeProgressBar(created.report.totals.links, "Checking links")
-    const poll = linkChecker.getBatch(created.report.id).pipe(
+    const { batch } = yield* linkChecker.createBatch({ uris, checkedWithin: 0 })
+    const progress = makeProgressBar(batch.totals.links, "Checking links")
+    const poll = linkChecker.getBatch(batch.id).pipe(
       Effect.tap((report) => progress.update(report.totals.links - report.totals.pending))
     )
-    return yield* Effect.repeat(Effect.delay(poll, "200 millis"), { until: (report) => report.status === "completed" })
+    return yield* Effect.repeat(Effect.delay(poll, "200 millis"), { until: (report) => report.completedAt !== null })
   }).pipe(Effect.provide(Layer.merge(inProcessLinkcheck, quietLogsOnStderr)))
 
-const describeLink = (link: LinkReport) => {
-  const problem = link.problem_summary === null ? "" : `  ${link.problem_summary}`
+const describeLink = (link: Link) => {
+  const problem = link.problemSummary === null ? "" : `  ${link.problemSummary}`
   const messages = [...link.danger, ...link.errors, ...link.warnings]
   return `${link.status.padEnd(7)} ${link.uri}${problem}${messages.length > 0 ? `: ${messages.join(" ")}` : ""}`
 }
 
-const encodeReport = Schema.encodeSync(Linkcheck.BatchReport)
+const encodeReport = Schema.encodeSync(BatchReport)
 
-const printReport = (report: BatchReport, json: boolean) =>
+const printReport = (report: Batch, json: boolean) =>
   json
-    ? Console.log(JSON.stringify(encodeReport(report), null, 2))
+    ? Console.log(JSON.stringify(encodeReport(Linkcheck.batchToWire(report)), null, 2))
     : Effect.forEach(report.links, (link) => Console.log(describeLink(link)), { discard: true }).pipe(
       Effect.zipRight(Console.log(
         `${report.totals.links} links: ${report.totals.ok} ok, ${report.totals.caution} caution, ${report.totals.broken} broken`
@@ -70,7 +51,7 @@ const printReport = (report: BatchReport, json: boolean) =>
     )
 
 /** Exit code 1 when any link is broken, so scripts can gate on it. */
-const exitCodeFor = (report: BatchReport) =>
+const exitCodeFor = (report: Batch) =>
   Effect.sync(() => {
     if (report.totals.broken > 0) process.exitCode = 1
   })

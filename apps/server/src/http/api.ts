@@ -1,20 +1,20 @@
-import { LinkcheckGroup, linkcheckHandlers } from "@civicstack/core-linkcheck"
 import { JobQueue } from "@civicstack/jobs"
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Duration, Effect, Layer } from "effect"
+import type { ServiceSlot } from "../services/slot"
 import { Draining } from "./draining"
-import type { ServerConfig } from "../config"
-import { linkcheckLayers } from "../services/linkcheck"
 import { ErrorEnvelope } from "./errorEnvelope"
 import { HealthApi, NotReady, Ready } from "./health"
 
-export class CivicstackApi extends HttpApi.make("civicstack").add(HealthApi).add(LinkcheckGroup) {}
+const healthApi = HttpApi.make("civicstack").add(HealthApi)
 
 const DATABASE_CHECK_TIMEOUT = Duration.seconds(2)
 
-const HealthLive = HttpApiBuilder.group(CivicstackApi, "health", (handlers) =>
+const HealthLive = HttpApiBuilder.group(healthApi, "health", (handlers) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const jobs = yield* JobQueue
@@ -49,20 +49,15 @@ const HealthLive = HttpApiBuilder.group(CivicstackApi, "health", (handlers) =>
         }))
   }))
 
-/** Leaves a service's routes out while keeping the layer's type, so the API's type stays that of every service. */
-const notMounted = <A, E, R>(_routes: Layer.Layer<A, E, R>) => Layer.empty as unknown as Layer.Layer<A, E, R>
-
-/**
- * The HTTP API of this copy: health checks and the enabled services. A disabled service's routes are not mounted,
- * so they answer 404.
- */
-export const apiLayer = (config: ServerConfig) => {
-  const linkcheckRoutes = linkcheckHandlers(CivicstackApi).pipe(Layer.provide(linkcheckLayers(config)))
-  return HttpApiBuilder.api(CivicstackApi).pipe(
-    Layer.provide([
-      HealthLive,
-      ErrorEnvelope,
-      config.services.includes("linkcheck") ? linkcheckRoutes : notMounted(linkcheckRoutes)
-    ])
+/** The API this copy serves: the health checks and the endpoints of the services it serves, side by side. */
+export const servedApi = (slots: ReadonlyArray<ServiceSlot>) =>
+  slots.reduce<HttpApi.HttpApi<"civicstack", HttpApiGroup.HttpApiGroup.Any, HttpApiDecodeError, never>>(
+    (api, slot) => api.addHttpApi(slot.api),
+    healthApi
   )
-}
+
+/** The HTTP API of this copy, with every slot's handlers. A service this copy does not serve answers 404. */
+export const apiLayer = (slots: ReadonlyArray<ServiceSlot>) =>
+  HttpApiBuilder.api(servedApi(slots)).pipe(
+    Layer.provide([HealthLive, ErrorEnvelope, ...slots.map((slot) => slot.routes)])
+  )

@@ -10,6 +10,7 @@ import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import type { ServerConfig } from "../config"
+import type { ServiceSlot } from "../services/slot"
 import { apiLayer } from "./api"
 import { Draining } from "./draining"
 
@@ -19,10 +20,10 @@ const createNodeServer = (tls: ServerConfig["tls"]): Http.Server =>
     : Https.createServer({ cert: Fs.readFileSync(tls.certFile), key: Fs.readFileSync(tls.keyFile) })
 
 /**
- * The HTTP host. On shutdown it stops accepting, lets in-flight requests finish, tells keep-alive clients to
+ * The HTTP host, serving the health checks and the routes of `slots`. On shutdown it stops accepting, lets in-flight requests finish, tells keep-alive clients to
  * disconnect (`connection: close`) and cuts the connections still open after the grace period.
  */
-export const httpHostLayer = (config: ServerConfig) => {
+export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<ServiceSlot>) => {
   const server = createNodeServer(config.tls)
   const listening = NodeHttpServer.layer(() => server, { port: config.port, host: config.host })
 
@@ -47,7 +48,7 @@ export const httpHostLayer = (config: ServerConfig) => {
     })
 
   const serving = HttpApiBuilder.serve((app) => HttpMiddleware.logger(closeKeepAliveWhileDraining(app))).pipe(
-    Layer.provide(apiLayer(config)),
+    Layer.provide(apiLayer(slots)),
     // The router would otherwise collapse "//" in the whole URL, query included: `?uri=https://x` became `https:/x`.
     Layer.provide(HttpRouter.setRouterConfig({ ignoreDuplicateSlashes: false }))
   )

@@ -1,6 +1,9 @@
-import type { LinkStatus } from "../api/reports"
+import { Duration } from "effect"
 
 export type CheckPriority = "high" | "low"
+
+/** `pending` until a check has a result; then what the result says. */
+export type LinkStatus = "pending" | "ok" | "caution" | "broken"
 
 /** What a completed check found, as stored and reported. */
 export interface CheckResult {
@@ -45,6 +48,9 @@ export interface BatchRecord {
   /** The batch's checks in the order its uris were given (a uri given twice appears twice). */
   readonly checks: ReadonlyArray<CheckRecord>
 }
+
+/** How long a worker or request owns a check it started before another may take it over, unless it extends it. */
+export const CLAIM_DURATION = Duration.minutes(5)
 
 /** The key for per-host concurrency: the URL's host, or "" for links that make no request. */
 export const hostOf = (uri: string): string => {

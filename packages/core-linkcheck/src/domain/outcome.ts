@@ -1,14 +1,6 @@
+import type { CheckResult } from "./check"
 import { byImportance, describeProblem, Problem } from "./problems"
 import type { ProblemDescription, Severity } from "./problems"
-
-export interface CheckOutcome {
-  readonly status: "ok" | "caution" | "broken"
-  readonly errors: ReadonlyArray<string>
-  readonly warnings: ReadonlyArray<string>
-  readonly danger: ReadonlyArray<string>
-  readonly problemSummary: string | null
-  readonly suggestedFix: string | null
-}
 
 /** A problem met along a redirect chain; `redirectTarget` is set when it was met on a redirect target. */
 export interface Finding {
@@ -26,7 +18,7 @@ const uniqueMessages = (described: ReadonlyArray<ProblemDescription>, severity: 
  * The outcome of a check from everything found along its chain. A link with danger is broken: it goes
  * somewhere nobody should be sent.
  */
-export const assembleOutcome = (findings: ReadonlyArray<Finding>): CheckOutcome => {
+export const assembleOutcome = (findings: ReadonlyArray<Finding>): CheckResult => {
   const described = findings.map(({ problem, redirectTarget }) => describeProblem(problem, redirectTarget))
   const errors = uniqueMessages(described, "error")
   const warnings = uniqueMessages(described, "warning")
@@ -44,4 +36,4 @@ export const assembleOutcome = (findings: ReadonlyArray<Finding>): CheckOutcome 
 }
 
 /** The outcome of a check that could not be completed for internal reasons. */
-export const checkFailedOutcome: CheckOutcome = assembleOutcome([finding(Problem.CheckFailed())])
+export const checkFailedOutcome: CheckResult = assembleOutcome([finding(Problem.CheckFailed())])

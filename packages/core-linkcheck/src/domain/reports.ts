@@ -1,26 +1,56 @@
-import type { BatchReport, LinkReport } from "../api/reports"
-import type { BatchRecord, CheckRecord } from "./check"
+import type { BatchRecord, CheckRecord, LinkStatus } from "./check"
 
-export const toLinkReport = (check: CheckRecord): LinkReport => {
+/** One link as its check stands: pending, or the result of the check. */
+export interface Link {
+  readonly uri: string
+  readonly status: LinkStatus
+  /** When the check completed; null while pending. */
+  readonly checked: Date | null
+  readonly problemSummary: string | null
+  readonly errors: ReadonlyArray<string>
+  readonly warnings: ReadonlyArray<string>
+  readonly danger: ReadonlyArray<string>
+  readonly suggestedFix: string | null
+}
+
+export interface BatchTotals {
+  readonly links: number
+  readonly ok: number
+  readonly caution: number
+  readonly broken: number
+  readonly pending: number
+  /** Links with any danger, whatever their status. */
+  readonly danger: number
+}
+
+export interface Batch {
+  readonly id: number
+  /** The links in the order their uris were given. */
+  readonly links: ReadonlyArray<Link>
+  readonly totals: BatchTotals
+  /** When the last link got its result; null while any is pending. */
+  readonly completedAt: Date | null
+}
+
+export const toLink = (check: CheckRecord): Link => {
   const result = check.result
   return {
     uri: check.uri,
     status: result?.status ?? "pending",
     checked: result === null ? null : check.completedAt,
-    problem_summary: result?.problemSummary ?? null,
+    problemSummary: result?.problemSummary ?? null,
     errors: result?.errors ?? [],
     warnings: result?.warnings ?? [],
     danger: result?.danger ?? [],
-    suggested_fix: result?.suggestedFix ?? null
+    suggestedFix: result?.suggestedFix ?? null
   }
 }
 
-export const toBatchReport = (batch: BatchRecord): BatchReport => {
-  const links = batch.checks.map(toLinkReport)
-  const count = (status: LinkReport["status"]) => links.filter((link) => link.status === status).length
+export const toBatch = (batch: BatchRecord): Batch => {
+  const links = batch.checks.map(toLink)
+  const count = (status: LinkStatus) => links.filter((link) => link.status === status).length
   return {
     id: batch.id,
-    status: batch.completedAt === null ? "in_progress" : "completed",
     links,
     totals: {
       links: links.length,
@@ -30,6 +60,6 @@ export const toBatchReport = (batch: BatchRecord): BatchReport => {
       pending: count("pending"),
       danger: links.filter((link) => link.danger.length > 0).length
     },
-    completed_at: batch.completedAt
+    completedAt: batch.completedAt
   }
 }

@@ -1,39 +1,38 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import type * as HttpApi from "@effect/platform/HttpApi"
 import { Effect } from "effect"
-import type { Layer } from "effect"
 import { BatchNotFound } from "../api/errors"
-import { LinkcheckApi } from "../api/LinkcheckApi"
+import type { LinkcheckGroup } from "../api/LinkcheckApi"
 import { LinkChecker } from "../services/LinkChecker"
+import { batchRequestFromWire, batchToWire, checkRequestFromWire, linkToWire } from "../wire"
 
 /** Batch ids are positive integers; anything else names no batch. */
 const parseBatchId = (text: string) => (/^[1-9]\d{0,15}$/.test(text) ? Number(text) : undefined)
 
-const handlersLayer = HttpApiBuilder.group(LinkcheckApi, "linkcheck", (handlers) =>
-  Effect.gen(function*() {
-    const linkChecker = yield* LinkChecker
-    return handlers
-      .handle("check", ({ urlParams }) => Effect.orDie(linkChecker.check(urlParams)))
-      .handle("createBatch", ({ payload }) =>
-        linkChecker.createBatch(payload).pipe(
-          Effect.map(({ completedAtOnce, report }) =>
-            completedAtOnce ? { ...report, outcome: "completed" as const } : { ...report, outcome: "accepted" as const }
-          ),
-          Effect.orDie
-        ))
-      .handle("getBatch", ({ path }) => {
-        const id = parseBatchId(path.id)
-        return id === undefined
-          ? new BatchNotFound({ error: "Not Found" })
-          : linkChecker.getBatch(id).pipe(Effect.catchTag("StoreError", Effect.die))
-      })
-  }))
-
 /**
- * The handlers of the link checking endpoints for any HttpApi that includes `LinkcheckGroup` (the reference
- * server's, or your own). Storage failures are defects here: they answer 500 and are logged.
- *
- * A group's handlers only add routes to the builder's shared router, whatever the API's identifier, so the layer
- * built for `LinkcheckApi` serves any API that contains the group; the cast carries that over to the types.
+ * The handlers of the link checking endpoints, for an HttpApi made of `LinkcheckGroup` under the host's own API
+ * identifier (`HttpApi.make("myhost").add(LinkcheckGroup)`), so they serve inside the host's API. Storage failures are
+ * defects here: the host turns them into 503 or 500 answers.
  */
-export const linkcheckHandlers = <ApiId extends string>(_api: { readonly identifier: ApiId }) => handlersLayer as unknown as Layer.Layer<HttpApiGroup.ApiGroup<ApiId, "linkcheck">, never, LinkChecker>
+export const linkcheckHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<ApiId, typeof LinkcheckGroup, E, R>) =>
+  HttpApiBuilder.group(api, "linkcheck", (handlers) =>
+    Effect.gen(function*() {
+      const linkChecker = yield* LinkChecker
+      return handlers
+        .handle("check", ({ urlParams }) =>
+          linkChecker.check(checkRequestFromWire(urlParams)).pipe(Effect.map(linkToWire), Effect.orDie))
+        .handle("createBatch", ({ payload }) =>
+          linkChecker.createBatch(batchRequestFromWire(payload)).pipe(
+            Effect.map(({ batch, completedAtOnce }) => ({
+              ...batchToWire(batch),
+              outcome: completedAtOnce ? "completed" as const : "accepted" as const
+            })),
+            Effect.orDie
+          ))
+        .handle("getBatch", ({ path }) => {
+          const id = parseBatchId(path.id)
+          return id === undefined
+            ? new BatchNotFound({ error: "Not Found" })
+            : linkChecker.getBatch(id).pipe(Effect.map(batchToWire), Effect.catchTag("StoreError", Effect.die))
+        })
+    }))

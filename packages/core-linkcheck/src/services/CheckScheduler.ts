@@ -2,11 +2,9 @@ import { countOption } from "@civicstack/jobs"
 import { Clock, Duration, Effect, Exit, FiberSet, Option, Queue, Schedule } from "effect"
 import type { ClaimedCheck } from "../domain/check"
 import { checkFailedOutcome } from "../domain/outcome"
+import { CLAIM_DURATION } from "../domain/check"
 import type { CheckCompletion } from "../storage/LinkcheckStore"
-import { LinkcheckStore } from "../storage/LinkcheckStore"
-import { Checker } from "./Checker"
-import { CheckSignal } from "./CheckSignal"
-import { CLAIM_DURATION, enqueueWebhooks } from "./LinkChecker"
+import { LinkcheckParts } from "./LinkcheckParts"
 
 export interface SchedulerOptions {
   /** Checks in flight at once in this process. */
@@ -30,17 +28,15 @@ export interface SchedulerOptions {
   readonly shutdownGracePeriod: Duration.DurationInput
   /** Starts of one check after which it is given up with a "could not complete" warning. */
   readonly maxAttempts: number
-  readonly workerId: string
 }
 
-export const defaultSchedulerOptions: SchedulerOptions = {
+const defaultSchedulerOptions: SchedulerOptions = {
   concurrency: 128,
   perHostConcurrency: 4,
   perHostInterval: Duration.millis(10),
   pollInterval: Duration.seconds(1),
   shutdownGracePeriod: Duration.seconds(30),
-  maxAttempts: 3,
-  workerId: `linkcheck-${crypto.randomUUID()}`
+  maxAttempts: 3
 }
 
 /** Out of every 21 claimed slots one goes to low priority first (the public system weights them 20 to 1). */
@@ -96,9 +92,8 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       maxAttempts: yield* countOption("runScheduler", "maxAttempts", given.maxAttempts, 1)
     }
     const prefetch = yield* countOption("runScheduler", "prefetch", given.prefetch ?? settings.concurrency / 2, 0)
-    const store = yield* LinkcheckStore
-    const checker = yield* Checker
-    const signal = yield* CheckSignal
+    const { checker, completion, signal, store } = yield* LinkcheckParts
+    const workerId = `linkcheck-${crypto.randomUUID()}`
     /** Claimed and being checked: these count against the concurrency limits. */
     const running = new Map<string, ClaimedCheck>()
     const runningByHost = new Map<string, number>()
@@ -195,7 +190,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       }).pipe(
         Effect.onExit((exit) =>
           Exit.isInterrupted(exit)
-            ? store.releaseClaims(settings.workerId, [check.id]).pipe(Effect.ignoreLogged)
+            ? store.releaseClaims(workerId, [check.id]).pipe(Effect.ignoreLogged)
             : Effect.void
         ),
         Effect.ensuring(stopChecking(check))
@@ -204,13 +199,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     /** Uninterruptible: results taken off the queue are recorded even when shutdown begins meanwhile. */
     const record = (batch: ReadonlyArray<CheckCompletion>) =>
       Effect.gen(function*() {
-        const completed = yield* store.transaction(
-          Effect.gen(function*() {
-            const completed = yield* store.completeChecks({ workerId: settings.workerId, now: yield* now, results: batch })
-            yield* enqueueWebhooks(completed.completedBatches)
-            return completed
-          })
-        )
+        const completed = yield* completion.recordResults({ workerId, now: yield* now, results: batch })
         if (completed.recorded.length < batch.length) {
           yield* Effect.logWarning("Some link check results came after their claims expired and were dropped").pipe(
             Effect.annotateLogs({ dropped: batch.length - completed.recorded.length })
@@ -248,7 +237,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       lowPriorityCredit += room * LOW_PRIORITY_SHARE
       const lowPriorityQuota = Math.floor(lowPriorityCredit)
       const claimed = yield* store.claimChecks({
-        workerId: settings.workerId,
+        workerId,
         now: yield* now,
         claimUntil: yield* claimDeadline,
         limit: room,
@@ -275,7 +264,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const extendClaims = Effect.gen(function*() {
       const held = [...running.keys(), ...readyIds(), ...unrecorded]
       if (held.length === 0) return
-      yield* store.extendClaims(settings.workerId, held, yield* claimDeadline)
+      yield* store.extendClaims(workerId, held, yield* claimDeadline)
     }).pipe(Effect.ignoreLogged, Effect.repeat(Schedule.spaced(Duration.times(CLAIM_DURATION, 1 / 3))))
 
     const claimLoop = Effect.gen(function*() {
@@ -301,7 +290,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       const unstarted = readyIds()
       ready.clear()
       readyCount = 0
-      if (unstarted.length > 0) yield* store.releaseClaims(settings.workerId, unstarted).pipe(Effect.ignoreLogged)
+      if (unstarted.length > 0) yield* store.releaseClaims(workerId, unstarted).pipe(Effect.ignoreLogged)
       if (running.size > 0) {
         yield* Effect.logInfo("Link checks finishing before shutdown").pipe(Effect.annotateLogs({ running: running.size }))
         const allDone = yield* FiberSet.awaitEmpty(checks).pipe(Effect.timeoutOption(settings.shutdownGracePeriod))

@@ -1,13 +1,13 @@
 import { Cause, Context, Effect, Layer } from "effect"
 import { assembleOutcome, checkFailedOutcome } from "../domain/outcome"
-import type { CheckOutcome } from "../domain/outcome"
+import type { CheckResult } from "../domain/check"
 import { defaultCheckerConfig } from "./checker/config"
 import type { CheckerConfig } from "./checker/config"
 import { followLink } from "./checker/followLink"
 import { makeGuardedLookup, systemResolver } from "./checker/guardedLookup"
 import { makeTransport } from "./checker/transport"
 
-export type { CheckOutcome } from "../domain/outcome"
+
 export { defaultCheckerConfig } from "./checker/config"
 export type { CheckerConfig } from "./checker/config"
 
@@ -20,7 +20,7 @@ const makeChecker = (config: CheckerConfig) =>
       perHostConnections: config.perHostConnections,
       lookup: makeGuardedLookup(config.lookup ?? systemResolver, config.allowPrivateAddresses)
     })
-    const check = (uri: string, options: { readonly background: boolean }): Effect.Effect<CheckOutcome> =>
+    const check = (uri: string, options: { readonly background: boolean }): Effect.Effect<CheckResult> =>
       followLink(config, transport, uri, options.background).pipe(
         Effect.map(assembleOutcome),
         Effect.catchAllDefect((defect) =>
@@ -33,7 +33,7 @@ const makeChecker = (config: CheckerConfig) =>
 /** Checks one link: URL rules, then a GET that follows redirects by hand, over pooled keep-alive connections. */
 export class Checker extends Context.Tag("@civicstack/core-linkcheck/Checker")<Checker, {
   /** Never fails: an internal failure becomes the warning that the check could not be completed. `background: true` enables the 429/503 retries. */
-  readonly check: (uri: string, options: { readonly background: boolean }) => Effect.Effect<CheckOutcome>
+  readonly check: (uri: string, options: { readonly background: boolean }) => Effect.Effect<CheckResult>
 }>() {
   /** Scoped: the connection pools are closed when the layer's scope closes. */
   static readonly layer = (config: Partial<CheckerConfig> = {}): Layer.Layer<Checker> =>

@@ -1,9 +1,7 @@
 import { JobDefinition, runWorker } from "@civicstack/jobs"
 import type { RecurringSchedule } from "@civicstack/jobs"
 import { Clock, Duration, Effect, Schema } from "effect"
-import { LinkcheckStore } from "../storage/LinkcheckStore"
-
-export const DEFAULT_RETENTION = Duration.weeks(4)
+import { LinkcheckParts } from "./LinkcheckParts"
 
 /** Deletes checks completed longer ago than the retention, with the batches that contain them. */
 export const CleanupOldChecks = JobDefinition.make({
@@ -12,7 +10,7 @@ export const CleanupOldChecks = JobDefinition.make({
   maxAttempts: 3
 })
 
-export const cleanupSchedule = (retention: Duration.DurationInput = DEFAULT_RETENTION): RecurringSchedule<
+export const cleanupSchedule = (retention: Duration.DurationInput): RecurringSchedule<
   typeof CleanupOldChecks.payload.Type,
   typeof CleanupOldChecks.payload.Encoded
 > => ({
@@ -25,7 +23,7 @@ export const cleanupSchedule = (retention: Duration.DurationInput = DEFAULT_RETE
 
 export const deleteOldChecks = (retentionSeconds: number) =>
   Effect.gen(function*() {
-    const store = yield* LinkcheckStore
+    const { store } = yield* LinkcheckParts
     const before = new Date((yield* Clock.currentTimeMillis) - retentionSeconds * 1000)
     const deleted = yield* store.deleteCompletedBefore(before)
     yield* Effect.logInfo("Deleted old link checks").pipe(Effect.annotateLogs({ ...deleted, before: before.toISOString() }))

@@ -1,7 +1,8 @@
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { Checker } from "../../src/services/Checker"
-import type { CheckerConfig, CheckOutcome } from "../../src/services/Checker"
+import type { CheckResult as CheckOutcome } from "../../src/domain/check"
+import type { CheckerConfig } from "../../src/services/Checker"
 import type { FixtureFleet } from "../fixtures/fleet"
 
 /**

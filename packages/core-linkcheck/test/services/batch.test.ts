@@ -1,9 +1,10 @@
 import { it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import { createHmac } from "node:crypto"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { BatchReport } from "../../src/api/reports"
 import { runScheduler } from "../../src/services/CheckScheduler"
+import { batchToWire } from "../../src/wire"
 import { LinkChecker } from "../../src/services/LinkChecker"
 import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
 import { layerMemory } from "../../src/storage/memory"
@@ -23,7 +24,7 @@ const waitForCompletion = (id: number) =>
     const linkChecker = yield* LinkChecker
     for (;;) {
       const report = yield* linkChecker.getBatch(id)
-      if (report.status === "completed") return report
+      if (report.completedAt !== null) return report
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
     }
   })
@@ -37,13 +38,12 @@ describe("batches through the service", () => {
       const linkChecker = yield* LinkChecker
       const created = yield* linkChecker.createBatch({
         uris,
-        checked_within: 14_400,
+        checkedWithin: "4 hours",
         priority: "high",
-        webhook_uri: receiver.url,
-        webhook_secret_token: "s3cret"
+        webhook: { uri: receiver.url, secretToken: "s3cret" }
       })
       expect(created.completedAtOnce).toBe(false)
-      const report = yield* waitForCompletion(created.report.id)
+      const report = yield* waitForCompletion(created.batch.id)
       expect(report.totals).toEqual({ links: 5000, ok: 4950, caution: 0, broken: 50, pending: 0, danger: 0 })
       expect(report.links.map((link) => link.uri)).toEqual(uris)
 
@@ -53,10 +53,35 @@ describe("batches through the service", () => {
       const [webhook] = receiver.received
       const expected = createHmac("sha1", "s3cret").update(webhook!.body).digest("hex")
       expect(webhook!.headers["x-linkcheckerapi-signature"]).toBe(expected)
-      expect(JSON.parse(webhook!.body.toString("utf8"))).toEqual(Schema.encodeSync(BatchReport)(report))
-      const attempts = yield* Effect.flatMap(LinkcheckStore, (store) => store.webhookAttempts(created.report.id))
+      expect(JSON.parse(webhook!.body.toString("utf8"))).toEqual(Schema.encodeSync(BatchReport)(batchToWire(report)))
+      const attempts = yield* Effect.flatMap(LinkcheckStore, (store) => store.webhookAttempts(created.batch.id))
       expect(attempts.map((attempt) => attempt.statusCode)).toEqual([200])
     }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, layerMemory))), { timeout: 120_000 })
+
+  it.live("a check run inside a request that finishes a batch's last link completes the batch and sends its webhook", () =>
+    Effect.gen(function*() {
+      const receiver = yield* Effect.acquireRelease(Effect.promise(() => startWebhookReceiver()), (r) => Effect.promise(r.close))
+      const linkChecker = yield* LinkChecker
+      const uri = `${fleet.http}/slow?ms=600&lost-webhook=1`
+      const inRequest = yield* Effect.fork(linkChecker.check({ uri, checkedWithin: 0, synchronous: true }))
+      while (fleet.requestCount("/slow?ms=600&lost-webhook=1") === 0) {
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+      }
+      // The batch reuses the check the request is running; no worker may start it, so only the request completes it.
+      const created = yield* linkChecker.createBatch({
+        uris: [uri],
+        checkedWithin: "1 hour",
+        webhook: { uri: receiver.url, secretToken: null }
+      })
+      expect(created.completedAtOnce).toBe(false)
+      expect((yield* Fiber.join(inRequest)).status).toBe("ok")
+
+      expect((yield* linkChecker.getBatch(created.batch.id)).completedAt).not.toBeNull()
+      yield* Effect.promise(() => receiver.waitFor(1))
+      expect(fleet.requestCount("/slow?ms=600&lost-webhook=1")).toBe(1)
+      const delivered = JSON.parse(receiver.received[0]!.body.toString("utf8"))
+      expect(delivered).toMatchObject({ id: created.batch.id, status: "completed", totals: { links: 1, ok: 1 } })
+    }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, layerMemory))))
 
   it.live("a scheduler given a count that is not a finite number stops at once with a defect naming it", () =>
     Effect.gen(function*() {
@@ -71,11 +96,11 @@ describe("batches through the service", () => {
       const receiver = yield* Effect.acquireRelease(Effect.promise(() => startWebhookReceiver()), (r) => Effect.promise(r.close))
       const linkChecker = yield* LinkChecker
       const uris = [`${fleet.http}/ok?again=1`, `${fleet.http}/status/410?again=1`]
-      const first = yield* linkChecker.createBatch({ uris, checked_within: 14_400, priority: "high" })
-      yield* waitForCompletion(first.report.id)
-      const second = yield* linkChecker.createBatch({ uris, checked_within: 14_400, priority: "low", webhook_uri: receiver.url })
+      const first = yield* linkChecker.createBatch({ uris, checkedWithin: "4 hours", priority: "high" })
+      yield* waitForCompletion(first.batch.id)
+      const second = yield* linkChecker.createBatch({ uris, checkedWithin: "4 hours", priority: "low", webhook: { uri: receiver.url, secretToken: null } })
       expect(second.completedAtOnce).toBe(true)
-      expect(second.report.status).toBe("completed")
+      expect(second.batch.completedAt).not.toBeNull()
       expect(fleet.requestCount("/ok?again=1")).toBe(1)
       yield* Effect.promise(() => receiver.waitFor(1))
       expect(receiver.received[0]!.headers["x-linkcheckerapi-signature"]).toBeUndefined()
@@ -86,19 +111,19 @@ describe("batches through the service", () => {
       const linkChecker = yield* LinkChecker
       const low = yield* linkChecker.createBatch({
         uris: Array.from({ length: 60 }, (_, n) => `${fleet.http}/slow?ms=20&low=${n}`),
-        checked_within: 0,
+        checkedWithin: 0,
         priority: "low"
       })
       const high = yield* linkChecker.createBatch({
         uris: Array.from({ length: 60 }, (_, n) => `${fleet.http}/slow?ms=20&high=${n}`),
-        checked_within: 0,
+        checkedWithin: 0,
         priority: "high"
       })
-      const highDone = yield* waitForCompletion(high.report.id)
-      const lowAtThatTime = yield* linkChecker.getBatch(low.report.id)
+      const highDone = yield* waitForCompletion(high.batch.id)
+      const lowAtThatTime = yield* linkChecker.getBatch(low.batch.id)
       expect(highDone.totals.ok).toBe(60)
       expect(lowAtThatTime.totals.pending).toBeGreaterThan(0)
-      const lowDone = yield* waitForCompletion(low.report.id)
+      const lowDone = yield* waitForCompletion(low.batch.id)
       expect(lowDone.totals.ok).toBe(60)
     }).pipe(
       Effect.scoped,
@@ -111,10 +136,10 @@ describe("batches through the service", () => {
       const host = `limit.test:${fleet.httpPort}`
       const created = yield* linkChecker.createBatch({
         uris: Array.from({ length: 40 }, (_, n) => `http://${host}/slow?ms=50&limit=${n}`),
-        checked_within: 0,
+        checkedWithin: 0,
         priority: "high"
       })
-      const done = yield* waitForCompletion(created.report.id)
+      const done = yield* waitForCompletion(created.batch.id)
       expect(done.totals.ok).toBe(40)
       expect(fleet.peakConcurrentRequests(host)).toBe(3)
     }).pipe(
@@ -125,17 +150,17 @@ describe("batches through the service", () => {
   it.live("two copies sharing a store run up to the per-host limit of one host together, never more", () =>
     Effect.gen(function*() {
       const store = Layer.succeedContext(yield* Layer.build(layerMemory))
-      const copy = (workerId: string) =>
-        Layer.build(runningLinkcheck(fleet, store, { concurrency: 64, perHostConcurrency: 3, workerId }))
-      const first = Context.get(yield* copy("copy-1"), LinkChecker)
-      yield* copy("copy-2")
+      const copy = () =>
+        Layer.build(runningLinkcheck(fleet, store, { concurrency: 64, perHostConcurrency: 3 }))
+      const first = Context.get(yield* copy(), LinkChecker)
+      yield* copy()
       const host = `shared-limit.test:${fleet.httpPort}`
       const created = yield* first.createBatch({
         uris: Array.from({ length: 40 }, (_, n) => `http://${host}/slow?ms=50&shared=${n}`),
-        checked_within: 0,
+        checkedWithin: 0,
         priority: "high"
       })
-      const done = yield* waitForCompletion(created.report.id).pipe(Effect.provideService(LinkChecker, first))
+      const done = yield* waitForCompletion(created.batch.id).pipe(Effect.provideService(LinkChecker, first))
       expect(done.totals.ok).toBe(40)
       expect(fleet.peakConcurrentRequests(host)).toBe(3)
     }).pipe(Effect.scoped))
@@ -146,20 +171,20 @@ describe("batches through the service", () => {
       const store = Context.get(storeContext, LinkcheckStore)
       const scope = yield* Scope.make()
       const service = yield* Layer.buildWithScope(
-        runningLinkcheck(fleet, Layer.succeedContext(storeContext), { concurrency: 2, perHostConcurrency: 2, prefetch: 4 }),
+        runningLinkcheck(fleet, Layer.succeedContext(storeContext), { concurrency: 2, perHostConcurrency: 2, scheduler: { prefetch: 4 } }),
         scope
       )
       const linkChecker = Context.get(service, LinkChecker)
       const host = `shutdown.test:${fleet.httpPort}`
       const created = yield* linkChecker.createBatch({
         uris: Array.from({ length: 6 }, (_, n) => `http://${host}/slow?ms=400&n=${n}`),
-        checked_within: 0,
+        checkedWithin: 0,
         priority: "high"
       })
       while (fleet.peakConcurrentRequests(host) < 2) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
       yield* Scope.close(scope, Exit.void)
 
-      const report = yield* linkChecker.getBatch(created.report.id)
+      const report = yield* linkChecker.getBatch(created.batch.id)
       expect(report.totals).toMatchObject({ links: 6, ok: 2, pending: 4 })
       const now = new Date()
       const reclaimed = yield* store.claimChecks({

@@ -1,53 +1,37 @@
 import { layerMemory as jobQueueMemory } from "@civicstack/jobs"
-import { runWorker } from "@civicstack/jobs"
-import { Effect, Layer } from "effect"
-import { Checker } from "../../src/services/Checker"
-import { runScheduler } from "../../src/services/CheckScheduler"
-import type { SchedulerOptions } from "../../src/services/CheckScheduler"
-import { CheckSignal } from "../../src/services/CheckSignal"
-import { linkCheckerLayer } from "../../src/services/LinkChecker"
-import { webhookTransportLayer } from "../../src/services/webhookTransport"
-import { WebhookDelivery } from "../../src/services/webhookJob"
-import { deliverWebhook } from "../../src/services/WebhookSender"
+import { Layer } from "effect"
+import { serviceOver, workers } from "../../src/layers"
+import type { LinkcheckSettings } from "../../src/settings"
 import type { LinkcheckStore } from "../../src/storage/LinkcheckStore"
 import type { FixtureFleet } from "../fixtures/fleet"
 
-/** Everything a host provides around the store: checker, signal, job queue in memory and webhook transport. */
-export const linkcheckServices = (fleet: FixtureFleet) =>
-  Layer.mergeAll(
-    // Generous timeouts: the fixture fleet shares this process's CPU with the checks, so a loaded test machine
-    // must not turn local pages into slow or unavailable ones.
-    Checker.layer({
-      allowPrivateAddresses: true,
-      lookup: fleet.lookup,
-      responseTimeout: "1 minute",
-      slowThreshold: "1 minute"
-    }),
-    CheckSignal.layer,
-    jobQueueMemory,
-    webhookTransportLayer({ allowPrivateAddresses: true, lookup: fleet.lookup })
-  )
-
-/** The LinkChecker service alone: checks run only inside requests. */
-export const linkcheckWithoutWorkers = (fleet: FixtureFleet, store: Layer.Layer<LinkcheckStore, unknown>) =>
-  linkCheckerLayer.pipe(Layer.provideMerge(linkcheckServices(fleet)), Layer.provideMerge(store))
+/**
+ * Settings for checks against the fixture fleet: its resolver, private addresses allowed, and generous timeouts,
+ * because the fleet shares this process's CPU with the checks and a loaded test machine must not turn local pages
+ * into slow or unavailable ones. Under a TestClock give a long `pollInterval`, so that moving the clock forward wakes
+ * the workers a few times rather than thousands.
+ */
+export const fleetSettings = (fleet: FixtureFleet, overrides: Partial<LinkcheckSettings> = {}): Partial<LinkcheckSettings> => ({
+  allowPrivateAddresses: true,
+  resolver: fleet.lookup,
+  ...overrides,
+  checker: { responseTimeout: "1 minute", slowThreshold: "1 minute", ...overrides.checker },
+  scheduler: { pollInterval: "50 millis", ...overrides.scheduler }
+})
 
 /**
- * The LinkChecker service with its scheduler and webhook worker running in the layer's scope. Under a TestClock give
- * a long `pollInterval`, so that moving the clock forward wakes the workers a few times rather than thousands.
+ * The service as `layerSql`/`layerMemory` assemble it, over a store the test chooses (so that two copies can share
+ * one) and a job queue in memory; the store stays visible to the test. Checks run only inside requests.
  */
+export const linkcheckWithoutWorkers = (
+  fleet: FixtureFleet,
+  store: Layer.Layer<LinkcheckStore, unknown>,
+  settings: Partial<LinkcheckSettings> = {}
+) => serviceOver(fleetSettings(fleet, settings)).pipe(Layer.provideMerge(Layer.merge(store, jobQueueMemory)))
+
+/** The same with its `workers` running in the layer's scope. */
 export const runningLinkcheck = (
   fleet: FixtureFleet,
   store: Layer.Layer<LinkcheckStore, unknown>,
-  scheduler: Partial<SchedulerOptions> = {}
-) => {
-  const pollInterval = scheduler.pollInterval ?? "50 millis"
-  const workers = Layer.scopedDiscard(Effect.forkScoped(Effect.all([
-    runScheduler({ ...scheduler, pollInterval }),
-    runWorker(WebhookDelivery, ({ batchId }) => deliverWebhook(batchId), { concurrency: 4, pollInterval })
-  ], { concurrency: "unbounded" })))
-  return Layer.merge(linkCheckerLayer, workers).pipe(
-    Layer.provideMerge(linkcheckServices(fleet)),
-    Layer.provideMerge(store)
-  )
-}
+  settings: Partial<LinkcheckSettings> = {}
+) => workers.pipe(Layer.provideMerge(linkcheckWithoutWorkers(fleet, store, settings)))

@@ -10,8 +10,7 @@ import type { FixtureFleet } from "../fixtures/fleet"
 import { startWebhookReceiver } from "../fixtures/webhookReceiver"
 import { createTestDatabase, postgresBackend, sharedPglite } from "../storage/backends"
 import { linkcheckWithoutWorkers, runningLinkcheck } from "./harness"
-import { deliverWebhook } from "../../src/services/WebhookSender"
-import { webhookTransportLayer } from "../../src/services/webhookTransport"
+import { deliverWebhook } from "../../src/services/webhookDelivery"
 
 let fleet: FixtureFleet
 const pglite = sharedPglite()
@@ -67,7 +66,7 @@ describe.each(backends)("recovery on %s", (backendName, backend) => {
       const uris = Array.from({ length: 12 }, (_, n) => `${fleet.http}/ok?orphan=${n}&on=${backendName}`)
       // Before any live worker runs: the batch is created and a worker that then dies claims all of its checks.
       const created = yield* Effect.flatMap(LinkChecker, (linkChecker) =>
-        linkChecker.createBatch({ uris, checked_within: 0, priority: "high" })).pipe(
+        linkChecker.createBatch({ uris, checkedWithin: 0, priority: "high" })).pipe(
           Effect.provide(linkcheckWithoutWorkers(fleet, sameStore))
         )
       const now = new Date(yield* TestClock.currentTimeMillis)
@@ -86,21 +85,22 @@ describe.each(backends)("recovery on %s", (backendName, backend) => {
       yield* Effect.gen(function*() {
         const linkChecker = yield* LinkChecker
         yield* realPause(300)
-        expect((yield* linkChecker.getBatch(created.report.id)).totals.pending).toBe(12)
+        expect((yield* linkChecker.getBatch(created.batch.id)).totals.pending).toBe(12)
         expect(fleet.requestCount(`/ok?orphan=0&on=${backendName}`)).toBe(0)
 
         yield* TestClock.adjust("6 minutes")
-        const report = yield* waitUntil(linkChecker.getBatch(created.report.id), (r) => r.status === "completed")
+        const report = yield* waitUntil(linkChecker.getBatch(created.batch.id), (r) => r.completedAt !== null)
         expect(report.totals).toMatchObject({ links: 12, ok: 12, pending: 0 })
       }).pipe(
         Effect.scoped,
-        Effect.provide(runningLinkcheck(fleet, sameStore, { perHostInterval: 0, pollInterval: "1 minute" }))
+        Effect.provide(runningLinkcheck(fleet, sameStore, { scheduler: { perHostInterval: 0, pollInterval: "1 minute" } }))
       )
     }).pipe(Effect.provide(Layer.unwrapEffect(Effect.sync(() => store())))), { timeout: 120_000 })
 })
 
 describe("webhook delivery", () => {
-  const deliverTo = (statuses: ReadonlyArray<number>, allowPrivateAddresses = true) =>
+  /** A batch with a webhook to a receiver answering `statuses`, and its delivery by the service's own sender. */
+  const deliverTo = (statuses: ReadonlyArray<number>) =>
     Effect.gen(function*() {
       const receiver = yield* Effect.acquireRelease(
         Effect.promise(() => startWebhookReceiver(statuses)),
@@ -109,44 +109,38 @@ describe("webhook delivery", () => {
       const linkChecker = yield* LinkChecker
       const created = yield* linkChecker.createBatch({
         uris: ["mailto:someone@example.org"],
-        checked_within: 0,
-        priority: "high",
-        webhook_uri: receiver.url
+        checkedWithin: 0,
+        webhook: { uri: receiver.url, secretToken: null }
       })
-      const deliver = deliverWebhook(created.report.id).pipe(
-        Effect.provide(webhookTransportLayer({ allowPrivateAddresses }))
-      )
-      return { receiver, deliver, batchId: created.report.id }
+      return { receiver, deliver: deliverWebhook(created.batch.id), batchId: created.batch.id }
     })
+
+  const webhookAttempts = (batchId: number) => Effect.flatMap(LinkcheckStore, (store) => store.webhookAttempts(batchId))
 
   it.scoped("fails on 5xx and 429 so the queue retries, records every attempt, and stops on success", () =>
     Effect.gen(function*() {
       const { batchId, deliver, receiver } = yield* deliverTo([500, 429])
-      const store = yield* LinkcheckStore
       expect((yield* Effect.flip(deliver))._tag).toBe("WebhookNotDelivered")
       expect((yield* Effect.flip(deliver))._tag).toBe("WebhookNotDelivered")
       yield* deliver
       expect(receiver.received).toHaveLength(3)
-      const attempts = yield* store.webhookAttempts(batchId)
-      expect(attempts.map((attempt) => attempt.statusCode)).toEqual([500, 429, 200])
+      expect((yield* webhookAttempts(batchId)).map((attempt) => attempt.statusCode)).toEqual([500, 429, 200])
     }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory))))
 
   it.scoped("gives up without retrying when the receiver refuses with a 4xx", () =>
     Effect.gen(function*() {
       const { batchId, deliver } = yield* deliverTo([404])
       yield* deliver
-      const attempts = yield* Effect.flatMap(LinkcheckStore, (store) => store.webhookAttempts(batchId))
-      expect(attempts.map((attempt) => attempt.statusCode)).toEqual([404])
+      expect((yield* webhookAttempts(batchId)).map((attempt) => attempt.statusCode)).toEqual([404])
     }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory))))
 
   it.scoped("does not send the webhook to a private address unless allowed", () =>
     Effect.gen(function*() {
-      const { batchId, deliver, receiver } = yield* deliverTo([], false)
+      const { batchId, deliver, receiver } = yield* deliverTo([])
       expect((yield* Effect.flip(deliver))._tag).toBe("WebhookNotDelivered")
       expect(receiver.received).toHaveLength(0)
-      const attempts = yield* Effect.flatMap(LinkcheckStore, (store) => store.webhookAttempts(batchId))
-      expect(attempts[0]?.error).toContain("non-public")
-    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory))))
+      expect((yield* webhookAttempts(batchId))[0]?.error).toContain("non-public")
+    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory, { allowPrivateAddresses: false }))))
 })
 
 describe("cleanup", () => {
@@ -154,16 +148,16 @@ describe("cleanup", () => {
     Effect.gen(function*() {
       const linkChecker = yield* LinkChecker
       yield* TestClock.adjust("1 day")
-      const old = yield* linkChecker.check({ uri: "mailto:old@example.org", checked_within: 0, synchronous: true })
-      const oldBatch = yield* linkChecker.createBatch({ uris: ["mailto:old@example.org"], checked_within: 14_400, priority: "high" })
+      const old = yield* linkChecker.check({ uri: "mailto:old@example.org", checkedWithin: 0, synchronous: true })
+      const oldBatch = yield* linkChecker.createBatch({ uris: ["mailto:old@example.org"], checkedWithin: "4 hours", priority: "high" })
       yield* TestClock.adjust("29 days")
-      yield* linkChecker.check({ uri: "mailto:new@example.org", checked_within: 0, synchronous: true })
+      yield* linkChecker.check({ uri: "mailto:new@example.org", checkedWithin: 0, synchronous: true })
       yield* deleteOldChecks(Duration.toSeconds("28 days"))
-      const oldAgain = yield* linkChecker.check({ uri: old.uri, checked_within: 100 * 86_400, synchronous: false })
+      const oldAgain = yield* linkChecker.check({ uri: old.uri, checkedWithin: "100 days", synchronous: false })
       expect(oldAgain.status).toBe("pending")
-      const fresh = yield* linkChecker.check({ uri: "mailto:new@example.org", checked_within: 86_400, synchronous: false })
+      const fresh = yield* linkChecker.check({ uri: "mailto:new@example.org", checkedWithin: "1 day", synchronous: false })
       expect(fresh.status).toBe("caution")
-      const gone = yield* Effect.flip(linkChecker.getBatch(oldBatch.report.id))
+      const gone = yield* Effect.flip(linkChecker.getBatch(oldBatch.batch.id))
       expect(gone._tag).toBe("BatchNotFound")
     }).pipe(Effect.provide(Layer.unwrapEffect(Effect.sync(() => linkcheckWithoutWorkers(fleet, layerMemory))))))
 })

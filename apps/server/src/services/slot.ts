@@ -1,0 +1,22 @@
+import type { JobQueue } from "@civicstack/jobs"
+import type * as HttpApi from "@effect/platform/HttpApi"
+import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import type { SqlClient } from "@effect/sql/SqlClient"
+import type { Effect, Layer } from "effect"
+import type { ServiceName } from "../config"
+
+/**
+ * One service of the server, as its `src/services/<name>.ts` assembles it from its core: its endpoints and their
+ * handlers, its background workers and its migrations. Routes and workers share one service layer, so a copy that
+ * runs both builds the service once.
+ */
+export interface ServiceSlot {
+  readonly name: ServiceName
+  /** The service's endpoints, under the server's API identifier: served, and published as its OpenAPI document. */
+  readonly api: HttpApi.HttpApi<"civicstack", HttpApiGroup.HttpApiGroup.Any, HttpApiDecodeError, never>
+  /** The handlers of `api`'s groups (whatever their names: the server serves the slots side by side). */
+  readonly routes: Layer.Layer<HttpApiGroup.ApiGroup<"civicstack", any>, never, SqlClient | JobQueue>
+  readonly workers: Layer.Layer<never, never, SqlClient | JobQueue>
+  readonly migrate: Effect.Effect<void, unknown, SqlClient>
+}

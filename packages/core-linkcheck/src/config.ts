@@ -1,0 +1,58 @@
+import { Config, Duration, Schema } from "effect"
+import type { LinkcheckSettings } from "./settings"
+import { defaultLinkcheckSettings } from "./settings"
+
+/** A message for the whole value, whatever part of the decoding failed. */
+const expecting = (expected: string) => ({ message: () => ({ message: expected, override: true }) })
+
+const Flag = Schema.transform(Schema.Literal("true", "false", "1", "0"), Schema.Boolean, {
+  strict: true,
+  decode: (value) => value === "true" || value === "1",
+  encode: (value) => (value ? "true" : "false")
+}).annotations(expecting("true or false"))
+
+const Count = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 10_000))
+  .annotations(expecting("a whole number from 1 to 10000"))
+
+const Days = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 3650))
+  .annotations(expecting("a whole number of days from 1 to 3650"))
+
+const DomainList = Schema.transform(
+  Schema.String.pipe(Schema.pattern(/^[a-z0-9.,\s-]*$/i)),
+  Schema.Array(Schema.String),
+  {
+    strict: true,
+    decode: (value) =>
+      value.split(",").map((domain) => domain.trim().toLowerCase().replace(/^\./, "")).filter((domain) => domain !== ""),
+    encode: (domains) => domains.join(",")
+  }
+).annotations(expecting("a comma-separated list of domain names"))
+
+/**
+ * The link checking section of a host's configuration, read under `LINKCHECK_` (`LINKCHECK_CONCURRENCY`, ...).
+ * Each value names what it expects when it is wrong; unset values take the defaults.
+ */
+export const linkcheckConfig: Config.Config<
+  Pick<
+    LinkcheckSettings,
+    "allowPrivateAddresses" | "suspiciousDomains" | "internalDomains" | "concurrency" | "perHostConcurrency" | "retention"
+  >
+> = Config.all({
+  allowPrivateAddresses: Schema.Config("ALLOW_PRIVATE_ADDRESSES", Flag).pipe(
+    Config.withDefault(defaultLinkcheckSettings.allowPrivateAddresses)
+  ),
+  suspiciousDomains: Schema.Config("SUSPICIOUS_DOMAINS", DomainList).pipe(
+    Config.withDefault(defaultLinkcheckSettings.suspiciousDomains)
+  ),
+  internalDomains: Schema.Config("INTERNAL_DOMAINS", DomainList).pipe(
+    Config.withDefault(defaultLinkcheckSettings.internalDomains)
+  ),
+  concurrency: Schema.Config("CONCURRENCY", Count).pipe(Config.withDefault(defaultLinkcheckSettings.concurrency)),
+  perHostConcurrency: Schema.Config("PER_HOST_CONCURRENCY", Count).pipe(
+    Config.withDefault(defaultLinkcheckSettings.perHostConcurrency)
+  ),
+  retention: Schema.Config("RETENTION_DAYS", Days).pipe(
+    Config.map(Duration.days),
+    Config.withDefault(defaultLinkcheckSettings.retention)
+  )
+}).pipe(Config.nested("LINKCHECK"))

@@ -1,0 +1,48 @@
+import type { JobQueue } from "@civicstack/jobs"
+import { Effect } from "effect"
+import type { Context } from "effect"
+import type { BatchRecord } from "../domain/check"
+import type { CheckCompletion, CompletedChecks, LinkcheckStore, NewBatch, StoreError } from "../storage/LinkcheckStore"
+import type { JobQueueError } from "@civicstack/jobs"
+import { webhookDedupeKey, WebhookDelivery } from "./webhookJob"
+
+type Store = Context.Tag.Service<LinkcheckStore>
+type Jobs = Context.Tag.Service<JobQueue>
+
+/**
+ * The one place where batches complete. Every path that can finish a batch (recorded check results, whether from the
+ * scheduler or from a check run inside a request, and a batch whose links all had results when it was created) goes
+ * through here, so the webhook of every completed batch is enqueued in the same transaction that completed it.
+ */
+export interface Completion {
+  /** Records results of checks `workerId` holds, counts their batches down, enqueues the webhooks of those completed. */
+  readonly recordResults: (input: {
+    readonly workerId: string
+    readonly now: Date
+    readonly results: ReadonlyArray<CheckCompletion>
+  }) => Effect.Effect<CompletedChecks, StoreError | JobQueueError>
+  /** Creates a batch; one whose every link already had a result is complete at once and its webhook enqueued. */
+  readonly createBatch: (batch: NewBatch) => Effect.Effect<BatchRecord, StoreError | JobQueueError>
+}
+
+export const makeCompletion = (store: Store, jobs: Jobs): Completion => {
+  const enqueueWebhook = (batchId: number) =>
+    jobs.enqueue(WebhookDelivery, { batchId }, { dedupeKey: webhookDedupeKey(batchId) })
+
+  return {
+    recordResults: (input) =>
+      store.transaction(Effect.gen(function*() {
+        const completed = yield* store.completeChecks(input)
+        for (const batch of completed.completedBatches) {
+          if (batch.webhook !== null) yield* enqueueWebhook(batch.id)
+        }
+        return completed
+      })),
+    createBatch: (batch) =>
+      store.transaction(Effect.gen(function*() {
+        const created = yield* store.createBatch(batch)
+        if (created.completedAt !== null && created.webhook !== null) yield* enqueueWebhook(created.id)
+        return created
+      }))
+  }
+}

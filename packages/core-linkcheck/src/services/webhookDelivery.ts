@@ -1,0 +1,59 @@
+import { runWorker } from "@civicstack/jobs"
+import type { WorkerOptions } from "@civicstack/jobs"
+import { Clock, Effect, Option, Schema } from "effect"
+import { BatchReport } from "../api/reports"
+import { toBatch } from "../domain/reports"
+import { SIGNATURE_HEADER, signWebhookBody } from "../domain/signature"
+import { batchToWire } from "../wire"
+import { LinkcheckParts } from "./LinkcheckParts"
+import { WebhookDelivery } from "./webhookJob"
+
+export class WebhookNotDelivered extends Schema.TaggedError<WebhookNotDelivered>()("WebhookNotDelivered", {
+  batchId: Schema.Int,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `Webhook of batch ${this.batchId} not delivered: ${this.reason}`
+  }
+}
+
+const encodeReport = Schema.encodeSync(BatchReport)
+
+/** A receiver that answers 429 or 5xx may take the webhook later; any other answer is final. */
+const receiverMayAcceptLater = (status: number) => status === 429 || status >= 500
+
+/** Sends one batch's completion webhook and records the attempt; fails (so the queue retries) when worth retrying. */
+export const deliverWebhook = (batchId: number) =>
+  Effect.gen(function*() {
+    const { store, webhookTransport } = yield* LinkcheckParts
+    const batch = yield* store.findBatch(batchId)
+    if (Option.isNone(batch) || batch.value.webhook === null) return
+    const webhook = batch.value.webhook
+    const body = JSON.stringify(encodeReport(batchToWire(toBatch(batch.value))))
+    const headers: Record<string, string> = { "content-type": "application/json" }
+    if (webhook.secretToken !== null) headers[SIGNATURE_HEADER] = signWebhookBody(body, webhook.secretToken)
+
+    const outcome = yield* Effect.either(webhookTransport.post(webhook.uri, body, headers))
+    const attemptedAt = new Date(yield* Clock.currentTimeMillis)
+    yield* store.recordWebhookAttempt({
+      batchId,
+      attemptedAt,
+      statusCode: outcome._tag === "Right" ? outcome.right.status : null,
+      error: outcome._tag === "Left" ? outcome.left.message : null
+    })
+    if (outcome._tag === "Left") {
+      return yield* new WebhookNotDelivered({ batchId, reason: outcome.left.message })
+    }
+    const { status } = outcome.right
+    if (receiverMayAcceptLater(status)) {
+      return yield* new WebhookNotDelivered({ batchId, reason: `the receiver answered ${status}` })
+    }
+    if (status >= 300) {
+      yield* Effect.logWarning("Webhook refused by its receiver; not retried").pipe(
+        Effect.annotateLogs({ batchId, status, uri: webhook.uri })
+      )
+    }
+  })
+
+export const runWebhookWorker = (options?: WorkerOptions) =>
+  runWorker(WebhookDelivery, ({ batchId }) => deliverWebhook(batchId), options)
