@@ -196,23 +196,43 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         Effect.ensuring(stopChecking(check))
       )
 
-    /** Uninterruptible: results taken off the queue are recorded even when shutdown begins meanwhile. */
-    const record = (batch: ReadonlyArray<CheckCompletion>) =>
-      Effect.gen(function*() {
-        const completed = yield* completion.recordResults({ workerId, now: yield* now, results: batch })
-        if (completed.recorded.length < batch.length) {
-          yield* Effect.logWarning("Some link check results came after their claims expired and were dropped").pipe(
-            Effect.annotateLogs({ dropped: batch.length - completed.recorded.length })
-          )
+    /** Results taken off the queue and not written yet; their claims stay this worker's until they are. */
+    const unwritten: Array<CheckCompletion> = []
+
+    /** One write of every unwritten result, whole or not at all. */
+    const writeUnwritten = Effect.gen(function*() {
+      const batch = unwritten.slice(0, MAX_RESULTS_PER_WRITE)
+      const completed = yield* completion.recordResults({ workerId, now: yield* now, results: batch })
+      unwritten.splice(0, batch.length)
+      batch.forEach(({ id }) => unrecorded.delete(id))
+      if (completed.recorded.length < batch.length) {
+        yield* Effect.logWarning("Some link check results came after another worker took their checks over").pipe(
+          Effect.annotateLogs({ dropped: batch.length - completed.recorded.length })
+        )
+      }
+    }).pipe(Effect.uninterruptible)
+
+    /**
+     * Writes until nothing is left unwritten. A write that fails (the database may be unreachable) is tried again
+     * every second at most, so results reach the database soon after it comes back; the pause between tries can be
+     * interrupted, a write itself cannot.
+     */
+    const writeAll = Effect.gen(function*() {
+      let failures = 0
+      while (unwritten.length > 0) {
+        const written = yield* Effect.either(writeUnwritten)
+        if (written._tag === "Right") {
+          if (failures > 0) yield* Effect.logInfo("Link check results recorded again").pipe(Effect.annotateLogs({ failures }))
+          failures = 0
+          continue
         }
-      }).pipe(
-        Effect.tapErrorCause((cause) =>
-          Effect.logWarning("Link check results could not be recorded; the checks run again when their claims expire", cause)
-        ),
-        Effect.ignore,
-        Effect.ensuring(Effect.sync(() => batch.forEach(({ id }) => unrecorded.delete(id)))),
-        Effect.uninterruptible
-      )
+        if (failures === 0) {
+          yield* Effect.logWarning("Link check results could not be recorded; trying again", written.left)
+        }
+        failures += 1
+        yield* Effect.sleep(Duration.millis(Math.min(1000, 50 * 2 ** failures)))
+      }
+    })
 
     const letOtherResultsArrive = Effect.gen(function*() {
       for (let step = 0; step < RESULTS_GATHERING_STEPS; step++) {
@@ -221,14 +241,15 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       }
     })
 
-    const recordLoop = Queue.take(results).pipe(
-      Effect.zipLeft(letOtherResultsArrive),
-      Effect.flatMap((first) =>
-        Effect.map(Queue.takeUpTo(results, MAX_RESULTS_PER_WRITE - 1), (more) => [first, ...more])
-      ),
-      Effect.flatMap(record),
-      Effect.forever
-    )
+    /** A result taken off the queue is in `unwritten` at once, so shutdown writes it even if it comes meanwhile. */
+    const recordLoop = Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        unwritten.push(yield* restore(Queue.take(results)))
+        yield* restore(letOtherResultsArrive)
+        unwritten.push(...(yield* Queue.takeUpTo(results, MAX_RESULTS_PER_WRITE - unwritten.length)))
+        yield* restore(writeAll)
+      })
+    ).pipe(Effect.forever)
 
     /** Uninterruptible: claimed checks are either ready to start or, once shutdown began, handed back by `drain`. */
     const claimMore = Effect.gen(function*() {
@@ -280,9 +301,15 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       }
     }).pipe(Effect.forever)
 
+    /** At shutdown: every result not written yet, tried for the grace period. */
     const recordRemaining = Effect.gen(function*() {
-      const remaining = yield* Queue.takeAll(results)
-      if (remaining.length > 0) yield* record([...remaining])
+      unwritten.push(...(yield* Queue.takeAll(results)))
+      const written = yield* writeAll.pipe(Effect.timeoutOption(settings.shutdownGracePeriod))
+      if (Option.isNone(written)) {
+        yield* Effect.logError("Link check results could not be recorded before shutdown; those checks run again").pipe(
+          Effect.annotateLogs({ results: unwritten.length })
+        )
+      }
     })
 
     const drain = Effect.gen(function*() {

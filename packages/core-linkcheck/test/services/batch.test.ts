@@ -165,6 +165,40 @@ describe("batches through the service", () => {
       expect(fleet.peakConcurrentRequests(host)).toBe(3)
     }).pipe(Effect.scoped))
 
+  it.live("a shutdown at any moment leaves every check recorded or handed back, none held by the stopped worker", () =>
+    Effect.gen(function*() {
+      for (let round = 0; round < 30; round++) {
+        const storeContext = yield* Layer.build(layerMemory)
+        const store = Context.get(storeContext, LinkcheckStore)
+        const scope = yield* Scope.make()
+        const service = yield* Layer.buildWithScope(
+          runningLinkcheck(fleet, Layer.succeedContext(storeContext), { concurrency: 8, perHostConcurrency: 8 }),
+          scope
+        )
+        const linkChecker = Context.get(service, LinkChecker)
+        const { batch } = yield* linkChecker.createBatch({
+          uris: Array.from({ length: 40 }, (_, n) => `${fleet.http}/slow?ms=${n % 5}&round=${round}&n=${n}`),
+          checkedWithin: 0
+        })
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5 + ((round * 7) % 60))))
+        yield* Scope.close(scope, Exit.void)
+
+        const pending = (yield* linkChecker.getBatch(batch.id)).totals.pending
+        const now = new Date()
+        const claimable = yield* store.claimChecks({
+          workerId: "next-worker",
+          now,
+          claimUntil: new Date(now.getTime() + 60_000),
+          limit: 100,
+          perHost: 100,
+          aheadPerHost: 0,
+          heldByHost: new Map(),
+          lowPriorityQuota: 0
+        })
+        expect({ round, claimable: claimable.length }).toEqual({ round, claimable: pending })
+      }
+    }).pipe(Effect.scoped), { timeout: 60_000 })
+
   it.live("on shutdown running checks finish and checks claimed ahead go back unstarted", () =>
     Effect.gen(function*() {
       const storeContext = yield* Layer.build(layerMemory)
