@@ -49,8 +49,12 @@ export interface BatchRecord {
   readonly checks: ReadonlyArray<CheckRecord>
 }
 
-/** How long a worker or request owns a check it started before another may take it over, unless it extends it. */
-export const CLAIM_DURATION = Duration.minutes(5)
+/**
+ * How long a claim on a check lasts unless its holder extends it, which a live holder does every `CLAIM_RENEWAL`: the
+ * checks of a process that died are free again within this time.
+ */
+export const CLAIM_DURATION = Duration.seconds(30)
+export const CLAIM_RENEWAL = Duration.seconds(10)
 
 /** The key for per-host concurrency: the URL's host, or "" for links that make no request. */
 export const hostOf = (uri: string): string => {

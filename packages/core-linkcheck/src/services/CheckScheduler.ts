@@ -2,7 +2,7 @@ import { countOption } from "@civicstack/jobs"
 import { Clock, Duration, Effect, Exit, FiberSet, Option, Queue, Schedule } from "effect"
 import type { ClaimedCheck } from "../domain/check"
 import { checkFailedOutcome } from "../domain/outcome"
-import { CLAIM_DURATION } from "../domain/check"
+import { CLAIM_DURATION, CLAIM_RENEWAL } from "../domain/check"
 import type { CheckCompletion } from "../storage/LinkcheckStore"
 import { LinkcheckParts } from "./LinkcheckParts"
 
@@ -286,7 +286,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       const held = [...running.keys(), ...readyIds(), ...unrecorded]
       if (held.length === 0) return
       yield* store.extendClaims(workerId, held, yield* claimDeadline)
-    }).pipe(Effect.ignoreLogged, Effect.repeat(Schedule.spaced(Duration.times(CLAIM_DURATION, 1 / 3))))
+    }).pipe(Effect.ignoreLogged, Effect.repeat(Schedule.spaced(CLAIM_RENEWAL)))
 
     const claimLoop = Effect.gen(function*() {
       const room = capacity - running.size - readyCount

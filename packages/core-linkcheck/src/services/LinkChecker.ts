@@ -3,7 +3,7 @@ import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import { BatchNotFound } from "../api/errors"
 import { DEFAULT_CHECKED_WITHIN_SECONDS } from "../api/requests"
 import type { CheckPriority, Webhook } from "../domain/check"
-import { CLAIM_DURATION } from "../domain/check"
+import { CLAIM_DURATION, CLAIM_RENEWAL } from "../domain/check"
 import type { Batch, Link } from "../domain/reports"
 import { toBatch, toLink } from "../domain/reports"
 import type { StoreError } from "../storage/LinkcheckStore"
@@ -58,13 +58,14 @@ export const linkCheckerFromParts = Layer.effect(
     const checkNow = (uri: string, at: Date) =>
       Effect.gen(function*() {
         const workerId = `request-${crypto.randomUUID()}`
-        const created = yield* store.createCheck({
-          uri,
-          priority: "high",
-          now: at,
-          claim: { workerId, until: new Date(at.getTime() + Duration.toMillis(CLAIM_DURATION)) }
-        })
-        const result = yield* checker.check(uri, { background: false })
+        const claimUntil = Effect.map(now, (at) => new Date(at.getTime() + Duration.toMillis(CLAIM_DURATION)))
+        const created = yield* store.createCheck({ uri, priority: "high", now: at, claim: { workerId, until: yield* claimUntil } })
+        const keepClaim = Effect.flatMap(claimUntil, (until) => store.extendClaims(workerId, [created.id], until)).pipe(
+          Effect.ignoreLogged,
+          Effect.delay(CLAIM_RENEWAL),
+          Effect.forever
+        )
+        const result = yield* Effect.raceFirst(checker.check(uri, { background: false }), keepClaim)
         const completedAt = yield* now
         yield* completion.recordResults({ workerId, now: completedAt, results: [{ id: created.id, result }] })
         return toLink({ ...created, completedAt, result })

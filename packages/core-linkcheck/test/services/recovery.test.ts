@@ -1,5 +1,5 @@
 import { it } from "@effect/vitest"
-import { Duration, Effect, Layer, TestClock } from "effect"
+import { Duration, Effect, Fiber, Layer, TestClock } from "effect"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { LinkChecker } from "../../src/services/LinkChecker"
 import { deleteOldChecks } from "../../src/services/cleanup"
@@ -96,6 +96,41 @@ describe.each(backends)("recovery on %s", (backendName, backend) => {
         Effect.provide(runningLinkcheck(fleet, sameStore, { scheduler: { perHostInterval: 0, pollInterval: "1 minute" } }))
       )
     }).pipe(Effect.provide(Layer.unwrapEffect(Effect.sync(() => store())))), { timeout: 120_000 })
+})
+
+describe("claims", () => {
+  const claimAll = (workerId: string) =>
+    Effect.gen(function*() {
+      const store = yield* LinkcheckStore
+      const now = new Date(yield* TestClock.currentTimeMillis)
+      return yield* store.claimChecks({
+        workerId,
+        now,
+        claimUntil: new Date(now.getTime() + 60_000),
+        limit: 100,
+        perHost: 100,
+        aheadPerHost: 0,
+        heldByHost: new Map(),
+        lowPriorityQuota: 0
+      })
+    })
+
+  it.effect("a check run inside a request keeps its claim while it runs, however long; a dead holder's claim is free within 30 s", () =>
+    Effect.gen(function*() {
+      const linkChecker = yield* LinkChecker
+      const inRequest = yield* Effect.fork(linkChecker.check({ uri: `${fleet.silent}/never`, checkedWithin: 0, synchronous: true }))
+      yield* realPause(200)
+      for (let step = 0; step < 6; step++) {
+        yield* TestClock.adjust("10 seconds")
+        yield* realPause(20)
+      }
+      expect(yield* claimAll("another-worker")).toHaveLength(0)
+
+      // The request's process dies: nothing renews the claim any more.
+      yield* Fiber.interrupt(inRequest)
+      yield* TestClock.adjust("31 seconds")
+      expect((yield* claimAll("another-worker")).map((check) => check.uri)).toEqual([`${fleet.silent}/never`])
+    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory, { checker: { responseTimeout: "10 minutes" } }))))
 })
 
 describe("webhook delivery", () => {
