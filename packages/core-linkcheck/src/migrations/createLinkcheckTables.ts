@@ -60,3 +60,22 @@ export const indexClaimedChecksByHost = statements(
 export const indexWaitingChecksByHost = statements(
   `CREATE INDEX checks_waiting_by_host ON linkcheck.checks (host, priority DESC, id) WHERE completed_at IS NULL`
 )
+
+/**
+ * Workers announce themselves with heartbeats, so that the claims of a dead one are handed back and live ones share
+ * hosts out; claims remember when they were taken (health checks show the oldest); a webhook attempt says whether it
+ * ended the delivery.
+ */
+export const trackWorkersAndFinalAttempts = statements(
+  `CREATE TABLE linkcheck.workers (
+    id text PRIMARY KEY,
+    hostname text NOT NULL,
+    pid integer NOT NULL,
+    heartbeat_at timestamptz NOT NULL
+  )`,
+  `CREATE INDEX workers_by_hostname ON linkcheck.workers (hostname)`,
+  `ALTER TABLE linkcheck.checks ADD COLUMN claimed_at timestamptz`,
+  `CREATE INDEX checks_claimed_by ON linkcheck.checks (claimed_by) WHERE completed_at IS NULL AND claimed_by IS NOT NULL`,
+  `ALTER TABLE linkcheck.webhook_attempts ADD COLUMN final boolean NOT NULL DEFAULT false`,
+  `UPDATE linkcheck.webhook_attempts SET final = true WHERE status_code IS NOT NULL AND status_code < 500 AND status_code <> 429`
+)

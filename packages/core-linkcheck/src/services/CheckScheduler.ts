@@ -1,5 +1,6 @@
 import { countOption } from "@civicstack/jobs"
 import { Clock, Duration, Effect, Exit, FiberSet, Option, Queue, Schedule } from "effect"
+import * as Os from "node:os"
 import type { ClaimedCheck } from "../domain/check"
 import { checkFailedOutcome } from "../domain/outcome"
 import { CLAIM_DURATION, CLAIM_RENEWAL } from "../domain/check"
@@ -53,6 +54,19 @@ const MAX_RESULTS_PER_WRITE = 256
 
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
+/** The schedulers running in this process: another with this process's pid is an earlier life of it. */
+const schedulersInThisProcess = new Set<string>()
+
+/** Whether a process with this pid runs on this host (one we may not signal runs too). */
+const isRunning = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
 /**
  * Each write of results costs the store a transaction, so the writer, woken by a first result, lets more arrive
  * while checks are still running: up to `RESULTS_GATHERING_STEPS` steps of a few milliseconds of real time, ending
@@ -94,14 +108,13 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const prefetch = yield* countOption("runScheduler", "prefetch", given.prefetch ?? settings.concurrency / 2, 0)
     const { checker, completion, signal, store } = yield* LinkcheckParts
     const workerId = `linkcheck-${crypto.randomUUID()}`
+    const hostname = Os.hostname()
     /** Claimed and being checked: these count against the concurrency limits. */
     const running = new Map<string, ClaimedCheck>()
     const runningByHost = new Map<string, number>()
     /** Claimed ahead and not started yet, per host, in the order they should run. */
     const ready = new Map<string, Array<ClaimedCheck>>()
     let readyCount = 0
-    /** Checked, result not recorded yet: still claimed by this worker. */
-    const unrecorded = new Set<string>()
     const results = yield* Queue.unbounded<CheckCompletion>()
     const nextStartByHost = new Map<string, number>()
     let lowPriorityCredit = 0
@@ -185,7 +198,6 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         const result = check.attempts > settings.maxAttempts
           ? checkFailedOutcome
           : yield* waitForHostTurn(check.host).pipe(Effect.zipRight(checker.check(check.uri, { background: true })))
-        unrecorded.add(check.id)
         yield* Queue.offer(results, { id: check.id, result })
       }).pipe(
         Effect.onExit((exit) =>
@@ -204,7 +216,6 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       const batch = unwritten.slice(0, MAX_RESULTS_PER_WRITE)
       const completed = yield* completion.recordResults({ workerId, now: yield* now, results: batch })
       unwritten.splice(0, batch.length)
-      batch.forEach(({ id }) => unrecorded.delete(id))
       if (completed.recorded.length < batch.length) {
         yield* Effect.logWarning("Some link check results came after another worker took their checks over").pipe(
           Effect.annotateLogs({ dropped: batch.length - completed.recorded.length })
@@ -264,6 +275,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         limit: room,
         perHost: settings.perHostConcurrency,
         aheadPerHost: Math.min(prefetch, settings.perHostConcurrency),
+        workersAliveSince: new Date((yield* Clock.currentTimeMillis) - Duration.toMillis(CLAIM_DURATION)),
         heldByHost: heldByHost(),
         lowPriorityQuota
       })
@@ -282,11 +294,38 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       return claimed.length
     }).pipe(Effect.uninterruptible)
 
-    const extendClaims = Effect.gen(function*() {
-      const held = [...running.keys(), ...readyIds(), ...unrecorded]
-      if (held.length === 0) return
-      yield* store.extendClaims(workerId, held, yield* claimDeadline)
-    }).pipe(Effect.ignoreLogged, Effect.repeat(Schedule.spaced(CLAIM_RENEWAL)))
+    /** Tells the other workers this one is alive, and renews every claim it holds. */
+    const heartbeat = Effect.gen(function*() {
+      const at = yield* now
+      yield* store.heartbeat({
+        workerId,
+        hostname,
+        pid: process.pid,
+        now: at,
+        claimUntil: new Date(at.getTime() + Duration.toMillis(CLAIM_DURATION))
+      })
+    })
+
+    const heartbeats = heartbeat.pipe(
+      Effect.tapErrorCause((cause) => Effect.logWarning("Link check heartbeat failed", cause)),
+      Effect.ignore,
+      Effect.repeat(Schedule.spaced(CLAIM_RENEWAL))
+    )
+
+    /**
+     * An earlier life of this process on this host (the same pid, as in a container restarted in place, or a pid that
+     * no longer runs here) cannot finish its checks: they are handed back now rather than when their claims end.
+     */
+    const retireEarlierLives = Effect.gen(function*() {
+      const earlier = (yield* store.workersOn(hostname)).filter((worker) =>
+        !schedulersInThisProcess.has(worker.id) && (worker.pid === process.pid || !isRunning(worker.pid))
+      )
+      if (earlier.length === 0) return
+      yield* store.retireWorkers(earlier.map((worker) => worker.id))
+      yield* Effect.logInfo("Handed back the link checks of an earlier life of this process").pipe(
+        Effect.annotateLogs({ workers: earlier.length })
+      )
+    }).pipe(Effect.ignoreLogged)
 
     const claimLoop = Effect.gen(function*() {
       const room = capacity - running.size - readyCount
@@ -324,7 +363,13 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         if (Option.isNone(allDone)) yield* FiberSet.clear(checks)
       }
       yield* recordRemaining
+      // Whatever is still claimed (a release that failed) is handed back, and the other workers stop counting this one.
+      yield* store.retireWorkers([workerId]).pipe(Effect.ignoreLogged)
     })
 
-    return yield* Effect.raceAll([claimLoop, extendClaims, recordLoop]).pipe(Effect.ensuring(drain))
+    schedulersInThisProcess.add(workerId)
+    yield* Effect.addFinalizer(() => Effect.sync(() => schedulersInThisProcess.delete(workerId)))
+    yield* retireEarlierLives
+    yield* heartbeat.pipe(Effect.ignoreLogged)
+    return yield* Effect.raceAll([claimLoop, heartbeats, recordLoop]).pipe(Effect.ensuring(drain))
   }).pipe(Effect.scoped)

@@ -22,12 +22,17 @@ const encodeReport = Schema.encodeSync(BatchReport)
 /** A receiver that answers 429 or 5xx may take the webhook later; any other answer is final. */
 const receiverMayAcceptLater = (status: number) => status === 429 || status >= 500
 
-/** Sends one batch's completion webhook and records the attempt; fails (so the queue retries) when worth retrying. */
+/**
+ * Sends one batch's completion webhook and records the attempt; fails (so the queue retries) when worth retrying.
+ * The attempt that ends the delivery is recorded as final in the same statement, so a delivery run again after a
+ * crash (its job not yet marked done) sends nothing more.
+ */
 export const deliverWebhook = (batchId: number) =>
   Effect.gen(function*() {
     const { store, webhookTransport } = yield* LinkcheckParts
     const batch = yield* store.findBatch(batchId)
     if (Option.isNone(batch) || batch.value.webhook === null) return
+    if ((yield* store.webhookAttempts(batchId)).some((attempt) => attempt.final)) return
     const webhook = batch.value.webhook
     const body = JSON.stringify(encodeReport(batchToWire(toBatch(batch.value))))
     const headers: Record<string, string> = { "content-type": "application/json" }
@@ -35,13 +40,20 @@ export const deliverWebhook = (batchId: number) =>
 
     const outcome = yield* Effect.either(webhookTransport.post(webhook.uri, body, headers))
     const attemptedAt = new Date(yield* Clock.currentTimeMillis)
+    const final = outcome._tag === "Left" ? outcome.left.permanent : !receiverMayAcceptLater(outcome.right.status)
     yield* store.recordWebhookAttempt({
       batchId,
       attemptedAt,
       statusCode: outcome._tag === "Right" ? outcome.right.status : null,
-      error: outcome._tag === "Left" ? outcome.left.message : null
+      error: outcome._tag === "Left" ? outcome.left.message : null,
+      final
     })
     if (outcome._tag === "Left") {
+      if (final) {
+        return yield* Effect.logWarning("Webhook cannot be delivered; not retried").pipe(
+          Effect.annotateLogs({ batchId, reason: outcome.left.message })
+        )
+      }
       return yield* new WebhookNotDelivered({ batchId, reason: outcome.left.message })
     }
     const { status } = outcome.right

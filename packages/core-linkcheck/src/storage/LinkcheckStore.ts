@@ -38,6 +38,12 @@ export interface ClaimRequest {
    * finished no longer counts although its result is not recorded yet.
    */
   readonly heldByHost: ReadonlyMap<string, number>
+  /**
+   * Workers whose last heartbeat is at or after this are alive. While more than one is, none claims ahead, and each
+   * holds at most its share of a host (`perHost` divided among them, rounded up), so they share hosts out rather than
+   * one holding every allowed claim.
+   */
+  readonly workersAliveSince: Date
   /** Of `limit`, how many to take from low priority first when both priorities wait (so low is never starved). */
   readonly lowPriorityQuota: number
 }
@@ -59,6 +65,27 @@ export interface WebhookAttempt {
   readonly attemptedAt: Date
   readonly statusCode: number | null
   readonly error: string | null
+  /** This attempt ends the delivery: the receiver took the webhook, or refused it in a way no retry can change. */
+  readonly final: boolean
+}
+
+/** A worker process announcing that it is alive. */
+export interface WorkerHeartbeat {
+  readonly workerId: string
+  readonly hostname: string
+  readonly pid: number
+  readonly now: Date
+  /** Every check the worker holds is renewed until then. */
+  readonly claimUntil: Date
+}
+
+export interface Workload {
+  /** Checks without a result. */
+  readonly pending: number
+  /** Of those, the ones claimed by a live worker or request. */
+  readonly claimed: number
+  /** When the oldest of those claims was taken, or null. */
+  readonly oldestClaimAt: Date | null
 }
 
 /**
@@ -103,8 +130,19 @@ export class LinkcheckStore extends Context.Tag("@civicstack/core-linkcheck/Link
     readonly now: Date
     readonly results: ReadonlyArray<CheckCompletion>
   }) => Effect.Effect<CompletedChecks, StoreError>
+  /** Records one attempt; a `final` one ends the delivery in the same step. */
   readonly recordWebhookAttempt: (attempt: WebhookAttempt) => Effect.Effect<void, StoreError>
   readonly webhookAttempts: (batchId: number) => Effect.Effect<ReadonlyArray<WebhookAttempt>, StoreError>
+  /** Registers or renews a worker and renews every claim it holds. */
+  readonly heartbeat: (heartbeat: WorkerHeartbeat) => Effect.Effect<void, StoreError>
+  /** The workers registered from `hostname`, among them any earlier life of a process that restarted there. */
+  readonly workersOn: (
+    hostname: string
+  ) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly pid: number }>, StoreError>
+  /** Forgets workers that are gone and hands back the checks they held at once, without waiting for the claims to end. */
+  readonly retireWorkers: (workerIds: ReadonlyArray<string>) => Effect.Effect<void, StoreError>
+  /** What waits and who holds it, for health checks. */
+  readonly workload: (now: Date) => Effect.Effect<Workload, StoreError>
   /** Deletes checks completed before `before`, and every batch that contains one of them. */
   readonly deleteCompletedBefore: (
     before: Date

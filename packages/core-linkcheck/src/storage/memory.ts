@@ -1,7 +1,15 @@
 import { Effect, FiberRef, HashMap, Layer, Option, Order, Ref, SortedSet } from "effect"
 import type { BatchRecord, CheckPriority, CheckRecord, CheckResult, ClaimedCheck, Webhook } from "../domain/check"
 import { hostOf } from "../domain/check"
-import type { CheckCompletion, ClaimRequest, CompletedChecks, NewBatch, WebhookAttempt } from "./LinkcheckStore"
+import type {
+  CheckCompletion,
+  ClaimRequest,
+  CompletedChecks,
+  NewBatch,
+  WebhookAttempt,
+  WorkerHeartbeat,
+  Workload
+} from "./LinkcheckStore"
 import { LinkcheckStore, StoreError } from "./LinkcheckStore"
 
 interface StoredCheck {
@@ -14,7 +22,14 @@ interface StoredCheck {
   readonly result: CheckResult | null
   readonly claimedBy: string | null
   readonly claimedUntil: Date | null
+  readonly claimedAt: Date | null
   readonly attempts: number
+}
+
+interface StoredWorker {
+  readonly hostname: string
+  readonly pid: number
+  readonly heartbeatAt: Date
 }
 
 interface StoredBatch {
@@ -45,6 +60,7 @@ interface State {
   /** Ids (as numbers) of checks not completed yet, by priority. */
   readonly waitingHigh: SortedSet.SortedSet<number>
   readonly waitingLow: SortedSet.SortedSet<number>
+  readonly workers: HashMap.HashMap<string, StoredWorker>
 }
 
 const emptyState: State = {
@@ -55,7 +71,8 @@ const emptyState: State = {
   batches: HashMap.empty(),
   batchLinksByCheck: HashMap.empty(),
   waitingHigh: SortedSet.empty(Order.number),
-  waitingLow: SortedSet.empty(Order.number)
+  waitingLow: SortedSet.empty(Order.number),
+  workers: HashMap.empty()
 }
 
 const recordOf = (check: StoredCheck): CheckRecord => ({
@@ -110,6 +127,7 @@ const insertCheck = (
     result: null,
     claimedBy: claim?.workerId ?? null,
     claimedUntil: claim?.until ?? null,
+    claimedAt: claim === undefined ? null : input.now,
     attempts: claim === undefined ? 0 : 1
   }
   const sameUri = Option.getOrElse(HashMap.get(state.checkIdsByUri, input.uri), () => [])
@@ -211,12 +229,16 @@ const claimChecks = (initial: State, request: ClaimRequest): readonly [ReadonlyA
   const limit = Math.max(0, Math.floor(request.limit))
   const lowQuota = Math.min(limit, Math.max(0, Math.floor(request.lowPriorityQuota)))
   const others = heldByOthers(initial, request)
+  const liveWorkers = Math.max(
+    1,
+    [...HashMap.values(initial.workers)].filter((worker) => worker.heartbeatAt >= request.workersAliveSince).length
+  )
+  const ahead = liveWorkers > 1 ? 0 : Math.max(0, request.aheadPerHost)
+  const share = Math.ceil(request.perHost / liveWorkers) + ahead
   const allowance = (host: string) => {
     const byOthers = others.get(host)
-    const ceiling = byOthers === undefined
-      ? request.perHost + Math.max(0, request.aheadPerHost)
-      : request.perHost - byOthers
-    return ceiling - (request.heldByHost.get(host) ?? 0)
+    const ceiling = byOthers === undefined ? request.perHost + ahead : request.perHost - byOthers
+    return Math.min(ceiling, share) - (request.heldByHost.get(host) ?? 0)
   }
   const rankByHost = new Map<string, number>()
   const allowedHigh: Array<StoredCheck> = []
@@ -238,7 +260,13 @@ const claimChecks = (initial: State, request: ClaimRequest): readonly [ReadonlyA
   let state = initial
   const claimed = chosen.map((check): ClaimedCheck => {
     const attempts = check.attempts + 1
-    state = putCheck(state, { ...check, claimedBy: request.workerId, claimedUntil: request.claimUntil, attempts })
+    state = putCheck(state, {
+      ...check,
+      claimedBy: request.workerId,
+      claimedUntil: request.claimUntil,
+      claimedAt: request.now,
+      attempts
+    })
     return { id: check.id, uri: check.uri, host: check.host, priority: check.priority, attempts }
   })
   const byClaimOrder = (a: ClaimedCheck, b: ClaimedCheck) =>
@@ -271,7 +299,7 @@ const completeChecks = (
     const check = Option.getOrUndefined(checkOf(state, id))
     if (check === undefined || !isHeldBy(check, input.workerId)) continue
     recorded.push(id)
-    state = putCheck(state, { ...check, completedAt: input.now, result, claimedBy: null, claimedUntil: null })
+    state = putCheck(state, { ...check, completedAt: input.now, result, claimedBy: null, claimedUntil: null, claimedAt: null })
     for (const { batchId, links } of Option.getOrElse(HashMap.get(state.batchLinksByCheck, check.id), () => [])) {
       const batch = Option.getOrThrow(HashMap.get(state.batches, batchId))
       if (batch.completedAt !== null) continue
@@ -296,6 +324,56 @@ const recordWebhookAttempt = (state: State, attempt: WebhookAttempt): readonly [
         })
       }] as const
   })
+
+/** Every pending check of the worker, changed by `update`. */
+const updateChecksOf = (initial: State, workerId: string, update: (check: StoredCheck) => StoredCheck): State => {
+  let state = initial
+  for (const ids of [initial.waitingHigh, initial.waitingLow]) {
+    for (const id of SortedSet.values(ids)) {
+      const check = Option.getOrThrow(checkOf(initial, String(id)))
+      if (check.claimedBy === workerId) state = putCheck(state, update(check))
+    }
+  }
+  return state
+}
+
+const heartbeat = (initial: State, beat: WorkerHeartbeat): State => {
+  const workers = HashMap.set(initial.workers, beat.workerId, {
+    hostname: beat.hostname,
+    pid: beat.pid,
+    heartbeatAt: beat.now
+  })
+  return updateChecksOf({ ...initial, workers }, beat.workerId, (check) => ({ ...check, claimedUntil: beat.claimUntil }))
+}
+
+const retireWorkers = (initial: State, workerIds: ReadonlyArray<string>): State =>
+  workerIds.reduce(
+    (state, workerId) =>
+      updateChecksOf(
+        { ...state, workers: HashMap.remove(state.workers, workerId) },
+        workerId,
+        (check) => ({ ...check, claimedBy: null, claimedUntil: null, claimedAt: null })
+      ),
+    initial
+  )
+
+const workload = (state: State, now: Date): Workload => {
+  let pending = 0
+  let claimed = 0
+  let oldestClaimAt: Date | null = null
+  for (const ids of [state.waitingHigh, state.waitingLow]) {
+    for (const id of SortedSet.values(ids)) {
+      const check = Option.getOrThrow(checkOf(state, String(id)))
+      pending += 1
+      if (isClaimable(check, now)) continue
+      claimed += 1
+      if (check.claimedAt !== null && (oldestClaimAt === null || check.claimedAt < oldestClaimAt)) {
+        oldestClaimAt = check.claimedAt
+      }
+    }
+  }
+  return { pending, claimed, oldestClaimAt }
+}
 
 const byAttemptTime = (a: WebhookAttempt, b: WebhookAttempt) => a.attemptedAt.getTime() - b.attemptedAt.getTime()
 
@@ -393,6 +471,7 @@ const make = Effect.gen(function*() {
           ...check,
           claimedBy: null,
           claimedUntil: null,
+          claimedAt: null,
           attempts: check.attempts - 1
         }))
       ]),
@@ -412,6 +491,15 @@ const make = Effect.gen(function*() {
           onSome: (batch) => [...batch.webhookAttempts].sort(byAttemptTime)
         })
       ),
+    heartbeat: (beat) => atomically((state) => [undefined, heartbeat(state, beat)]),
+    workersOn: (hostname) =>
+      read((state) =>
+        [...HashMap.entries(state.workers)]
+          .filter(([, worker]) => worker.hostname === hostname)
+          .map(([id, worker]) => ({ id, pid: worker.pid }))
+      ),
+    retireWorkers: (workerIds) => atomically((state) => [undefined, retireWorkers(state, workerIds)]),
+    workload: (now) => read((state) => workload(state, now)),
     deleteCompletedBefore: (before) => atomically((state) => deleteCompletedBefore(state, before))
   })
 })

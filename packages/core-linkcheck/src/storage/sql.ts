@@ -3,7 +3,7 @@ import type { Context } from "effect"
 import { Effect, Layer, Option, Schema } from "effect"
 import type { BatchRecord, CheckPriority, CheckRecord, ClaimedCheck, Webhook } from "../domain/check"
 import { hostOf } from "../domain/check"
-import type { CheckCompletion, ClaimRequest, NewBatch, WebhookAttempt } from "./LinkcheckStore"
+import type { CheckCompletion, ClaimRequest, NewBatch, WebhookAttempt, WorkerHeartbeat } from "./LinkcheckStore"
 import { LinkcheckStore, StoreError } from "./LinkcheckStore"
 
 type Store = Context.Tag.Service<LinkcheckStore>
@@ -52,7 +52,16 @@ const WebhookAttemptRow = Schema.Struct({
   batch_id: Schema.NumberFromString,
   attempted_at: Schema.DateFromSelf,
   status_code: Schema.NullOr(Schema.Number),
-  error: Schema.NullOr(Schema.String)
+  error: Schema.NullOr(Schema.String),
+  final: Schema.Boolean
+})
+
+const WorkerRow = Schema.Struct({ id: Schema.String, pid: Schema.Number })
+
+const WorkloadRow = Schema.Struct({
+  pending: Schema.Number,
+  claimed: Schema.Number,
+  oldest_claim_at: Schema.NullOr(Schema.DateFromSelf)
 })
 
 const IdRow = Schema.Struct({ id: Schema.String })
@@ -142,11 +151,12 @@ const make = Effect.gen(function*() {
 
   const createCheck = (input: Parameters<Store["createCheck"]>[0]) =>
     sql`
-      INSERT INTO linkcheck.checks AS c (uri, host, priority, created_at, claimed_by, claimed_until, attempts)
+      INSERT INTO linkcheck.checks AS c (uri, host, priority, created_at, claimed_by, claimed_until, claimed_at, attempts)
       VALUES (
         ${input.uri}, ${hostOf(input.uri)}, ${storedPriority(input.priority)}::smallint,
         ${timestamp(input.now)}::timestamptz, ${input.claim?.workerId ?? null}::text,
-        ${input.claim ? timestamp(input.claim.until) : null}::timestamptz, ${input.claim ? 1 : 0}::integer
+        ${input.claim ? timestamp(input.claim.until) : null}::timestamptz,
+        ${input.claim ? timestamp(input.now) : null}::timestamptz, ${input.claim ? 1 : 0}::integer
       )
       RETURNING ${checkColumns}
     `.pipe(
@@ -266,7 +276,16 @@ const make = Effect.gen(function*() {
     const perHost = Math.floor(request.perHost)
     const ahead = Math.max(0, Math.floor(request.aheadPerHost))
     return sql`
-      WITH held_by_others AS (
+      WITH live AS (
+        SELECT greatest(count(*), 1)::integer AS workers FROM linkcheck.workers
+        WHERE heartbeat_at >= ${timestamp(request.workersAliveSince)}::timestamptz
+      ),
+      limits AS (
+        SELECT CASE WHEN workers > 1 THEN 0 ELSE ${ahead}::integer END AS ahead,
+          (${perHost}::integer + workers - 1) / workers AS share
+        FROM live
+      ),
+      held_by_others AS (
         SELECT host, count(*)::integer AS checks FROM linkcheck.checks
         WHERE completed_at IS NULL AND claimed_until >= ${now}::timestamptz AND claimed_by <> ${request.workerId}
         GROUP BY host
@@ -277,11 +296,14 @@ const make = Effect.gen(function*() {
       ),
       allowances AS (
         SELECT h.host, greatest(
-          CASE WHEN o.checks IS NULL THEN ${perHost + ahead}::integer ELSE ${perHost}::integer - o.checks END
-            - coalesce(w.checks, 0),
+          least(
+            CASE WHEN o.checks IS NULL THEN ${perHost}::integer + m.ahead ELSE ${perHost}::integer - o.checks END,
+            m.share + m.ahead
+          ) - coalesce(w.checks, 0),
           0
         ) AS allowance
         FROM (SELECT DISTINCT host FROM linkcheck.checks WHERE completed_at IS NULL) h
+        CROSS JOIN limits m
         LEFT JOIN held_by_others o ON o.host = h.host
         LEFT JOIN held_by_worker w ON w.host = h.host
       ),
@@ -307,7 +329,7 @@ const make = Effect.gen(function*() {
       )
       UPDATE linkcheck.checks c
       SET claimed_by = ${request.workerId}, claimed_until = ${timestamp(request.claimUntil)}::timestamptz,
-        attempts = c.attempts + 1
+        claimed_at = ${now}::timestamptz, attempts = c.attempts + 1
       WHERE c.id IN (
         SELECT s.id FROM linkcheck.checks s
         WHERE s.id = ANY(ARRAY(SELECT id FROM ranked WHERE claim_rank <= ${limit}::integer))
@@ -344,7 +366,7 @@ const make = Effect.gen(function*() {
 
   const releaseClaims = (workerId: string, ids: ReadonlyArray<string>) =>
     sql`
-      UPDATE linkcheck.checks SET claimed_by = NULL, claimed_until = NULL, attempts = attempts - 1
+      UPDATE linkcheck.checks SET claimed_by = NULL, claimed_until = NULL, claimed_at = NULL, attempts = attempts - 1
       WHERE id IN (${heldChecks(workerId, ids)})
     `.pipe(Effect.asVoid, storeFailure("releaseClaims"))
 
@@ -363,7 +385,7 @@ const make = Effect.gen(function*() {
       UPDATE linkcheck.checks c
       SET completed_at = ${timestamp(now)}::timestamptz, status = r.status, errors = r.errors, warnings = r.warnings,
         danger = r.danger, problem_summary = r.problem_summary, suggested_fix = r.suggested_fix,
-        claimed_by = NULL, claimed_until = NULL
+        claimed_by = NULL, claimed_until = NULL, claimed_at = NULL
       FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(
         id bigint, status text, errors jsonb, warnings jsonb, danger jsonb, problem_summary text, suggested_fix text
       )
@@ -414,17 +436,17 @@ const make = Effect.gen(function*() {
 
   const recordWebhookAttempt = (attempt: WebhookAttempt) =>
     sql`
-      INSERT INTO linkcheck.webhook_attempts (batch_id, attempted_at, status_code, error)
+      INSERT INTO linkcheck.webhook_attempts (batch_id, attempted_at, status_code, error, final)
       VALUES (
         ${attempt.batchId}::bigint, ${timestamp(attempt.attemptedAt)}::timestamptz,
-        ${attempt.statusCode}::integer, ${attempt.error}::text
+        ${attempt.statusCode}::integer, ${attempt.error}::text, ${attempt.final}
       )
     `.pipe(Effect.asVoid, storeFailure("recordWebhookAttempt"))
 
   const webhookAttempts = (batchId: number) =>
     isBatchId(batchId)
       ? sql`
-        SELECT batch_id::text AS batch_id, attempted_at, status_code, error FROM linkcheck.webhook_attempts
+        SELECT batch_id::text AS batch_id, attempted_at, status_code, error, final FROM linkcheck.webhook_attempts
         WHERE batch_id = ${batchId}::bigint
         ORDER BY attempted_at, id
       `.pipe(
@@ -434,12 +456,72 @@ const make = Effect.gen(function*() {
             batchId: row.batch_id,
             attemptedAt: row.attempted_at,
             statusCode: row.status_code,
-            error: row.error
+            error: row.error,
+            final: row.final
           }))
         ),
         storeFailure("webhookAttempts")
       )
       : Effect.succeed([])
+
+  /** Workers silent for a day are forgotten, so the table stays as small as the fleet. */
+  const heartbeat = (beat: WorkerHeartbeat) =>
+    atomically(Effect.gen(function*() {
+      yield* sql`
+        INSERT INTO linkcheck.workers (id, hostname, pid, heartbeat_at)
+        VALUES (${beat.workerId}, ${beat.hostname}, ${beat.pid}::integer, ${timestamp(beat.now)}::timestamptz)
+        ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at
+      `
+      yield* sql`
+        DELETE FROM linkcheck.workers
+        WHERE heartbeat_at < ${timestamp(new Date(beat.now.getTime() - 86_400_000))}::timestamptz
+      `
+      yield* sql`
+        UPDATE linkcheck.checks SET claimed_until = ${timestamp(beat.claimUntil)}::timestamptz
+        WHERE id IN (
+          SELECT id FROM linkcheck.checks
+          WHERE claimed_by = ${beat.workerId} AND completed_at IS NULL
+          ORDER BY id FOR NO KEY UPDATE
+        )
+      `
+    })).pipe(storeFailure("heartbeat"))
+
+  const workersOn = (hostname: string) =>
+    sql`SELECT id, pid FROM linkcheck.workers WHERE hostname = ${hostname}`.pipe(
+      Effect.flatMap(decodeRows(WorkerRow)),
+      storeFailure("workersOn")
+    )
+
+  const retireWorkers = (workerIds: ReadonlyArray<string>) => {
+    const ids = JSON.stringify(workerIds)
+    return atomically(Effect.gen(function*() {
+      yield* sql`
+        UPDATE linkcheck.checks SET claimed_by = NULL, claimed_until = NULL, claimed_at = NULL
+        WHERE id IN (
+          SELECT id FROM linkcheck.checks
+          WHERE claimed_by IN (SELECT jsonb_array_elements_text(${ids}::jsonb)) AND completed_at IS NULL
+          ORDER BY id FOR NO KEY UPDATE
+        )
+      `
+      yield* sql`DELETE FROM linkcheck.workers WHERE id IN (SELECT jsonb_array_elements_text(${ids}::jsonb))`
+    })).pipe(storeFailure("retireWorkers"))
+  }
+
+  const workload = (now: Date) =>
+    sql`
+      SELECT count(*)::integer AS pending,
+        (count(*) FILTER (WHERE claimed_until >= ${timestamp(now)}::timestamptz))::integer AS claimed,
+        min(claimed_at) FILTER (WHERE claimed_until >= ${timestamp(now)}::timestamptz) AS oldest_claim_at
+      FROM linkcheck.checks WHERE completed_at IS NULL
+    `.pipe(
+      Effect.flatMap(decodeRows(WorkloadRow)),
+      Effect.map(([row]) => ({
+        pending: row?.pending ?? 0,
+        claimed: row?.claimed ?? 0,
+        oldestClaimAt: row?.oldest_claim_at ?? null
+      })),
+      storeFailure("workload")
+    )
 
   const countDeleted = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
     statement.pipe(Effect.flatMap(decodeRows(CountRow)), Effect.map((rows) => rows[0]?.count ?? 0))
@@ -479,6 +561,10 @@ const make = Effect.gen(function*() {
     completeChecks,
     recordWebhookAttempt,
     webhookAttempts,
+    heartbeat,
+    workersOn,
+    retireWorkers,
+    workload,
     deleteCompletedBefore
   })
 })

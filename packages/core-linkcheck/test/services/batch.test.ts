@@ -1,6 +1,7 @@
 import { it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import { createHmac } from "node:crypto"
+import * as Os from "node:os"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { BatchReport } from "../../src/api/reports"
 import { runScheduler } from "../../src/services/CheckScheduler"
@@ -11,7 +12,7 @@ import { layerMemory } from "../../src/storage/memory"
 import { startFixtureFleet } from "../fixtures/fleet"
 import type { FixtureFleet } from "../fixtures/fleet"
 import { startWebhookReceiver } from "../fixtures/webhookReceiver"
-import { linkcheckWithoutWorkers, runningLinkcheck } from "./harness"
+import { claimEverything, linkcheckWithoutWorkers, runningLinkcheck } from "./harness"
 
 let fleet: FixtureFleet
 beforeAll(async () => {
@@ -165,6 +166,57 @@ describe("batches through the service", () => {
       expect(fleet.peakConcurrentRequests(host)).toBe(3)
     }).pipe(Effect.scoped))
 
+  it.live("two live copies share one host out instead of one holding every allowed claim", () =>
+    Effect.gen(function*() {
+      const store = Layer.succeedContext(yield* Layer.build(layerMemory))
+      const copy = (name: string) =>
+        Layer.build(runningLinkcheck(fleet, store, { concurrency: 64, perHostConcurrency: 4, checker: { userAgent: name } }))
+      const first = Context.get(yield* copy("copy-1"), LinkChecker)
+      yield* copy("copy-2")
+      const host = `shared-out.test:${fleet.httpPort}`
+      const paths = Array.from({ length: 40 }, (_, n) => `/slow?ms=40&shared-out=${n}`)
+      const { batch } = yield* first.createBatch({ uris: paths.map((path) => `http://${host}${path}`), checkedWithin: 0 })
+      const done = yield* waitForCompletion(batch.id).pipe(Effect.provideService(LinkChecker, first))
+      expect(done.totals.ok).toBe(40)
+      const byCopy = (name: string) =>
+        paths.filter((path) => fleet.requests(path)[0]?.headers["user-agent"] === name).length
+      expect(byCopy("copy-1") + byCopy("copy-2")).toBe(40)
+      expect(byCopy("copy-2")).toBeGreaterThanOrEqual(10)
+      expect(byCopy("copy-1")).toBeGreaterThanOrEqual(10)
+      expect(fleet.peakConcurrentRequests(host)).toBeLessThanOrEqual(4)
+    }).pipe(Effect.scoped))
+
+  it.live("a restarted process hands back the checks of its earlier life at once instead of waiting for its claims", () =>
+    Effect.gen(function*() {
+      const storeContext = yield* Layer.build(layerMemory)
+      const store = Context.get(storeContext, LinkcheckStore)
+      const earlier = Context.get(
+        yield* Layer.build(linkcheckWithoutWorkers(fleet, Layer.succeedContext(storeContext))),
+        LinkChecker
+      )
+      const { batch } = yield* earlier.createBatch({
+        uris: Array.from({ length: 5 }, (_, n) => `${fleet.http}/ok?earlier-life=${n}`),
+        checkedWithin: 0
+      })
+      // The earlier life (same host, same pid, as a container restarted in place) claimed them for an hour, then died.
+      const now = new Date()
+      yield* store.heartbeat({
+        workerId: "earlier-life",
+        hostname: Os.hostname(),
+        pid: process.pid,
+        now,
+        claimUntil: new Date(now.getTime() + 3_600_000)
+      })
+      expect(yield* claimEverything("earlier-life", now).pipe(Effect.provideService(LinkcheckStore, store))).toHaveLength(5)
+
+      const restarted = Context.get(yield* Layer.build(runningLinkcheck(fleet, Layer.succeedContext(storeContext))), LinkChecker)
+      const done = yield* waitForCompletion(batch.id).pipe(
+        Effect.provideService(LinkChecker, restarted),
+        Effect.timeout("10 seconds")
+      )
+      expect(done.totals.ok).toBe(5)
+    }).pipe(Effect.scoped))
+
   it.live("a shutdown at any moment leaves every check recorded or handed back, none held by the stopped worker", () =>
     Effect.gen(function*() {
       for (let round = 0; round < 30; round++) {
@@ -184,17 +236,7 @@ describe("batches through the service", () => {
         yield* Scope.close(scope, Exit.void)
 
         const pending = (yield* linkChecker.getBatch(batch.id)).totals.pending
-        const now = new Date()
-        const claimable = yield* store.claimChecks({
-          workerId: "next-worker",
-          now,
-          claimUntil: new Date(now.getTime() + 60_000),
-          limit: 100,
-          perHost: 100,
-          aheadPerHost: 0,
-          heldByHost: new Map(),
-          lowPriorityQuota: 0
-        })
+        const claimable = yield* claimEverything("next-worker", new Date()).pipe(Effect.provideService(LinkcheckStore, store))
         expect({ round, claimable: claimable.length }).toEqual({ round, claimable: pending })
       }
     }).pipe(Effect.scoped), { timeout: 60_000 })
@@ -220,17 +262,7 @@ describe("batches through the service", () => {
 
       const report = yield* linkChecker.getBatch(created.batch.id)
       expect(report.totals).toMatchObject({ links: 6, ok: 2, pending: 4 })
-      const now = new Date()
-      const reclaimed = yield* store.claimChecks({
-        workerId: "another-worker",
-        now,
-        claimUntil: new Date(now.getTime() + 60_000),
-        limit: 10,
-        perHost: 10,
-        aheadPerHost: 0,
-        heldByHost: new Map(),
-        lowPriorityQuota: 0
-      })
+      const reclaimed = yield* claimEverything("another-worker", new Date()).pipe(Effect.provideService(LinkcheckStore, store))
       expect(reclaimed.map((check) => [check.uri, check.attempts])).toEqual(
         report.links.filter((link) => link.checked === null).map((link) => [link.uri, 1])
       )

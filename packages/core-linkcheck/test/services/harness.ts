@@ -1,8 +1,8 @@
 import { layerMemory as jobQueueMemory } from "@civicstack/jobs"
-import { Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { serviceOver, workers } from "../../src/layers"
 import type { LinkcheckSettings } from "../../src/settings"
-import type { LinkcheckStore } from "../../src/storage/LinkcheckStore"
+import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
 import type { FixtureFleet } from "../fixtures/fleet"
 
 /**
@@ -35,3 +35,21 @@ export const runningLinkcheck = (
   store: Layer.Layer<LinkcheckStore, unknown>,
   settings: Partial<LinkcheckSettings> = {}
 ) => workers.pipe(Layer.provideMerge(linkcheckWithoutWorkers(fleet, store, settings)))
+
+/** Claims every claimable check for `workerId`, as a worker without limits would: what nobody else holds. */
+export const claimEverything = (workerId: string, now?: Date) =>
+  Effect.gen(function*() {
+    const store = yield* LinkcheckStore
+    const at = now ?? new Date(yield* Clock.currentTimeMillis)
+    return yield* store.claimChecks({
+      workerId,
+      now: at,
+      claimUntil: new Date(at.getTime() + 60_000),
+      limit: 10_000,
+      perHost: 10_000,
+      workersAliveSince: at,
+      aheadPerHost: 0,
+      heldByHost: new Map(),
+      lowPriorityQuota: 0
+    })
+  })

@@ -9,7 +9,7 @@ import { startFixtureFleet } from "../fixtures/fleet"
 import type { FixtureFleet } from "../fixtures/fleet"
 import { startWebhookReceiver } from "../fixtures/webhookReceiver"
 import { createTestDatabase, postgresBackend, sharedPglite } from "../storage/backends"
-import { linkcheckWithoutWorkers, runningLinkcheck } from "./harness"
+import { claimEverything, linkcheckWithoutWorkers, runningLinkcheck } from "./harness"
 import { deliverWebhook } from "../../src/services/webhookDelivery"
 
 let fleet: FixtureFleet
@@ -76,6 +76,7 @@ describe.each(backends)("recovery on %s", (backendName, backend) => {
         claimUntil: new Date(now.getTime() + Duration.toMillis("5 minutes")),
         limit: 100,
         perHost: 100,
+        workersAliveSince: now,
         aheadPerHost: 0,
         heldByHost: new Map(),
         lowPriorityQuota: 0
@@ -99,22 +100,6 @@ describe.each(backends)("recovery on %s", (backendName, backend) => {
 })
 
 describe("claims", () => {
-  const claimAll = (workerId: string) =>
-    Effect.gen(function*() {
-      const store = yield* LinkcheckStore
-      const now = new Date(yield* TestClock.currentTimeMillis)
-      return yield* store.claimChecks({
-        workerId,
-        now,
-        claimUntil: new Date(now.getTime() + 60_000),
-        limit: 100,
-        perHost: 100,
-        aheadPerHost: 0,
-        heldByHost: new Map(),
-        lowPriorityQuota: 0
-      })
-    })
-
   it.effect("a check run inside a request keeps its claim while it runs, however long; a dead holder's claim is free within 30 s", () =>
     Effect.gen(function*() {
       const linkChecker = yield* LinkChecker
@@ -124,12 +109,12 @@ describe("claims", () => {
         yield* TestClock.adjust("10 seconds")
         yield* realPause(20)
       }
-      expect(yield* claimAll("another-worker")).toHaveLength(0)
+      expect(yield* claimEverything("another-worker")).toHaveLength(0)
 
       // The request's process dies: nothing renews the claim any more.
       yield* Fiber.interrupt(inRequest)
       yield* TestClock.adjust("31 seconds")
-      expect((yield* claimAll("another-worker")).map((check) => check.uri)).toEqual([`${fleet.silent}/never`])
+      expect((yield* claimEverything("another-worker")).map((check) => check.uri)).toEqual([`${fleet.silent}/never`])
     }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory, { checker: { responseTimeout: "10 minutes" } }))))
 })
 
@@ -160,6 +145,15 @@ describe("webhook delivery", () => {
       yield* deliver
       expect(receiver.received).toHaveLength(3)
       expect((yield* webhookAttempts(batchId)).map((attempt) => attempt.statusCode)).toEqual([500, 429, 200])
+    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory))))
+
+  it.scoped("a delivery run again after the receiver took the webhook sends nothing", () =>
+    Effect.gen(function*() {
+      const { batchId, deliver, receiver } = yield* deliverTo([200])
+      yield* deliver
+      yield* deliver
+      expect(receiver.received).toHaveLength(1)
+      expect((yield* webhookAttempts(batchId)).map((attempt) => [attempt.statusCode, attempt.final])).toEqual([[200, true]])
     }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory))))
 
   it.scoped("gives up without retrying when the receiver refuses with a 4xx", () =>

@@ -22,7 +22,7 @@ export const memoryBackend = (): Layer.Layer<StoreUnderTest> =>
   Layer.effect(SecondCopy, LinkcheckStore).pipe(Layer.provideMerge(layerMemory))
 
 const emptyTables = Layer.effectDiscard(Effect.flatMap(SqlClient, (sql) =>
-  sql`TRUNCATE linkcheck.webhook_attempts, linkcheck.batch_links, linkcheck.batches, linkcheck.checks
+  sql`TRUNCATE linkcheck.webhook_attempts, linkcheck.batch_links, linkcheck.batches, linkcheck.checks, linkcheck.workers
     RESTART IDENTITY`))
 
 /** Opening PGlite takes seconds, so a test file shares one in-memory database and each test empties its tables. */

@@ -48,6 +48,7 @@ const claimRequest = (overrides: Partial<ClaimRequest> = {}): ClaimRequest => ({
   aheadPerHost: 0,
   heldByHost: new Map(),
   lowPriorityQuota: 0,
+  workersAliveSince: start,
   ...overrides
 })
 
@@ -442,6 +443,71 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
         }))
     })
 
+    describe("workers", () => {
+      const beat = (workerId: string, now: Date, overrides: { hostname?: string; pid?: number } = {}) =>
+        Effect.flatMap(LinkcheckStore, (store) =>
+          store.heartbeat({
+            workerId,
+            hostname: overrides.hostname ?? "host-1",
+            pid: overrides.pid ?? 100,
+            now,
+            claimUntil: new Date(now.getTime() + 30_000)
+          }))
+
+      test("a heartbeat renews every claim of its worker", () =>
+        Effect.gen(function*() {
+          const [one] = (yield* newBatch(["https://one.example/"])).checks.map((check) => check.id)
+          yield* newBatch(["https://two.example/"], { reuseSince: null })
+          yield* claim({ workerId: "worker-a", limit: 1, claimUntil: at(30) })
+          yield* beat("worker-a", at(25))
+          expect((yield* claim({ workerId: "worker-c", now: at(50), claimUntil: at(200) })).map((check) => check.uri))
+            .toEqual(["https://two.example/"])
+          expect(yield* claim({ workerId: "worker-c", now: at(55) })).toEqual([])
+          expect((yield* claim({ workerId: "worker-c", now: at(56) })).map((check) => check.id)).toEqual([one])
+        }))
+
+      test("retired workers are forgotten and their checks are claimable at once", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          yield* newBatch(["https://one.example/", "https://two.example/"])
+          yield* claim({ workerId: "earlier-life", claimUntil: at(3600) })
+          yield* beat("earlier-life", at(0), { pid: 1 })
+          yield* beat("elsewhere", at(0), { hostname: "host-2", pid: 1 })
+          expect(yield* store.workersOn("host-1")).toEqual([{ id: "earlier-life", pid: 1 }])
+          expect(yield* claim({ workerId: "worker-b", now: at(1) })).toEqual([])
+
+          yield* store.retireWorkers(["earlier-life"])
+          expect(yield* store.workersOn("host-1")).toEqual([])
+          const reclaimed = yield* claim({ workerId: "worker-b", now: at(1) })
+          expect(reclaimed.map((check) => check.uri)).toEqual(["https://one.example/", "https://two.example/"])
+        }))
+
+      test("the workload counts pending and claimed checks and tells when the oldest live claim was taken", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          expect(yield* store.workload(start)).toEqual({ pending: 0, claimed: 0, oldestClaimAt: null })
+          yield* newBatch(["https://one.example/", "https://two.example/", "https://three.example/"])
+          yield* claim({ workerId: "worker-a", limit: 1, now: at(10), claimUntil: at(40) })
+          yield* claim({ workerId: "worker-b", limit: 1, now: at(20), claimUntil: at(50) })
+          expect(yield* store.workload(at(30))).toEqual({ pending: 3, claimed: 2, oldestClaimAt: at(10) })
+          expect(yield* store.workload(at(45))).toEqual({ pending: 3, claimed: 1, oldestClaimAt: at(20) })
+        }))
+
+      test("while several workers are alive each takes its share of a host and none claims ahead", () =>
+        Effect.gen(function*() {
+          yield* newBatch(Array.from({ length: 12 }, (_, n) => `https://shared.example/${n}`))
+          const request = { perHost: 4, aheadPerHost: 4, workersAliveSince: at(0), now: at(5), claimUntil: at(60) }
+          yield* beat("worker-a", at(1))
+          expect(yield* claim({ ...request, workerId: "worker-a" })).toHaveLength(8)
+          yield* beat("worker-b", at(2))
+          yield* beat("worker-c", at(3), { hostname: "host-2" })
+          expect(yield* claim({ ...request, workerId: "worker-b" })).toHaveLength(0)
+          yield* Effect.flatMap(LinkcheckStore, (store) => store.retireWorkers(["worker-a"]))
+          expect(yield* claim({ ...request, workerId: "worker-b" })).toHaveLength(2)
+          expect(yield* claim({ ...request, workerId: "worker-c" })).toHaveLength(2)
+        }))
+    })
+
     describe("completeChecks", () => {
       test("records the result only for the worker holding the claim, once", () =>
         Effect.gen(function*() {
@@ -571,13 +637,13 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           const batch = yield* newBatch(["https://example.com/"])
           const other = yield* newBatch(["https://example.org/"], { reuseSince: null })
           const attempts = [
-            { batchId: batch.id, attemptedAt: at(10), statusCode: 503, error: "Service unavailable" },
-            { batchId: batch.id, attemptedAt: at(20), statusCode: null, error: "Connection refused" },
-            { batchId: batch.id, attemptedAt: at(40), statusCode: 200, error: null }
+            { batchId: batch.id, attemptedAt: at(10), statusCode: 503, error: "Service unavailable", final: false },
+            { batchId: batch.id, attemptedAt: at(20), statusCode: null, error: "Connection refused", final: false },
+            { batchId: batch.id, attemptedAt: at(40), statusCode: 200, error: null, final: true }
           ]
           yield* store.recordWebhookAttempt(attempts[1]!)
           yield* store.recordWebhookAttempt(attempts[0]!)
-          yield* store.recordWebhookAttempt({ batchId: other.id, attemptedAt: at(15), statusCode: 204, error: null })
+          yield* store.recordWebhookAttempt({ batchId: other.id, attemptedAt: at(15), statusCode: 204, error: null, final: true })
           yield* store.recordWebhookAttempt(attempts[2]!)
           expect(yield* store.webhookAttempts(batch.id)).toEqual(attempts)
           expect(yield* store.webhookAttempts(987654)).toEqual([])
@@ -587,7 +653,7 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
         Effect.gen(function*() {
           const store = yield* LinkcheckStore
           const error = yield* Effect.flip(
-            store.recordWebhookAttempt({ batchId: 987654, attemptedAt: start, statusCode: 200, error: null })
+            store.recordWebhookAttempt({ batchId: 987654, attemptedAt: start, statusCode: 200, error: null, final: true })
           )
           expect(error._tag).toBe("StoreError")
         }))
@@ -607,6 +673,7 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
             batchId: oldAndPending.id,
             attemptedAt: at(5),
             statusCode: 500,
+            final: false,
             error: null
           })
 
@@ -634,7 +701,7 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           const store = yield* LinkcheckStore
           const kept = yield* store.transaction(Effect.gen(function*() {
             const batch = yield* newBatch(["https://kept.example/"])
-            yield* store.recordWebhookAttempt({ batchId: batch.id, attemptedAt: start, statusCode: 200, error: null })
+            yield* store.recordWebhookAttempt({ batchId: batch.id, attemptedAt: start, statusCode: 200, error: null, final: true })
             return batch
           }))
           const failure = yield* store.transaction(Effect.gen(function*() {
