@@ -39,6 +39,7 @@ export const serverLayer = (config: ServerConfig) => {
   const slots = allSlots(config).filter((slot) => config.services.includes(slot.name))
   const workers = config.run.includes("workers") ? slots.map((slot) => slot.workers) : []
   return Layer.mergeAll(httpHostLayer(config, config.run.includes("web") ? slots : []), ...workers).pipe(
+    Layer.flatMap((running) => Layer.merge(Layer.succeedContext(running), Draining.beginOnShutdown)),
     Layer.provide(Draining.layer),
     Layer.provide(jobQueueLayer),
     Layer.provideMerge(migratedDatabaseLayer(config))

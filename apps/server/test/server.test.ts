@@ -1,5 +1,6 @@
 import * as Fs from "node:fs/promises"
 import * as Http from "node:http"
+import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -66,6 +67,26 @@ describe("the reference server on the embedded database", () => {
     expect(await stop(server)).toBe(0)
     expect(Date.now() - stoppedAt).toBeLessThan(20_000)
     agent.destroy()
+  })
+
+  it("answers a request on a connection opened before SIGTERM at once, with connection: close, then exits 0", { timeout: 90_000 }, async () => {
+    const server = await startCli(["serve"], { DATA_DIR: Path.join(dataDir, "opened-before"), SHUTDOWN_GRACE_SECONDS: "60" })
+    await waitUntilReady(server)
+    const socket = Net.connect(Number(new URL(server.url).port), "127.0.0.1")
+    await new Promise((resolve) => socket.once("connect", resolve))
+    let answer = ""
+    socket.on("data", (chunk: Buffer) => { answer += chunk.toString() })
+    const closed = new Promise((resolve) => socket.once("close", resolve))
+
+    server.child.kill("SIGTERM")
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const askedAt = Date.now()
+    socket.write("GET /healthcheck/live HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    await closed
+    expect(Date.now() - askedAt).toBeLessThan(10_000)
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /)
+    expect(answer.toLowerCase()).toContain("connection: close")
+    expect(await server.exited).toBe(0)
   })
 
   it("refuses to start with bad configuration, naming each bad variable", async () => {

@@ -1,6 +1,6 @@
 import { JobQueue, layerMemory as jobQueueMemory, runSchedules } from "@civicstack/jobs"
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schedule } from "effect"
 import { Checker } from "./services/Checker"
 import { CheckSignal } from "./services/CheckSignal"
 import { runScheduler } from "./services/CheckScheduler"
@@ -73,6 +73,13 @@ export const layerSql = (
 export const layerMemory = (settings: Partial<LinkcheckSettings> = {}): Layer.Layer<LinkChecker | LinkcheckParts> =>
   serviceOver(settings).pipe(Layer.provide(Layer.merge(storeMemory, jobQueueMemory)))
 
+/** Restarts a worker that stopped on a failure (the database went away), sooner at first, then every 5 seconds. */
+const keepRunning = <A, E, R>(name: string, worker: Effect.Effect<A, E, R>) =>
+  worker.pipe(
+    Effect.tapErrorCause((cause) => Effect.logWarning(`Link checking ${name} stopped; starting it again`, cause)),
+    Effect.retry(Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("5 seconds"))))
+  )
+
 /**
  * The background work of the service built by `layerSql` or `layerMemory`: the scheduler that claims and runs
  * pending checks, the webhook sender and the daily cleanup. They run while the layer's scope is open; closing it
@@ -83,23 +90,22 @@ export const workers: Layer.Layer<never, never, LinkcheckParts> = Layer.scopedDi
     const parts = yield* LinkcheckParts
     const { settings } = parts
     yield* Effect.all([
-      runScheduler({
+      keepRunning("scheduler", runScheduler({
         ...settings.scheduler,
         concurrency: settings.concurrency,
         perHostConcurrency: settings.perHostConcurrency,
         shutdownGracePeriod: settings.shutdownGracePeriod
-      }),
-      runWebhookWorker({
+      })),
+      keepRunning("webhook sender", runWebhookWorker({
         concurrency: settings.webhookConcurrency,
         shutdownGracePeriod: settings.shutdownGracePeriod,
         ...(settings.scheduler?.pollInterval === undefined ? {} : { pollInterval: settings.scheduler.pollInterval })
-      }),
-      runCleanupWorker,
-      runSchedules([cleanupSchedule(settings.retention)])
+      })),
+      keepRunning("cleanup", runCleanupWorker),
+      keepRunning("cleanup schedule", runSchedules([cleanupSchedule(settings.retention)]))
     ], { concurrency: "unbounded", discard: true }).pipe(
       Effect.provideService(JobQueue, parts.jobs),
       Effect.provideService(LinkcheckParts, parts),
-      Effect.tapErrorCause((cause) => Effect.logError("Link checking workers stopped", cause)),
       Effect.forkScoped
     )
   })

@@ -7,7 +7,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Duration, Effect, Layer } from "effect"
 import type { ServiceSlot } from "../services/slot"
 import { Draining } from "./draining"
-import { ErrorEnvelope } from "./errorEnvelope"
+import { requestGuard } from "./errorEnvelope"
 import { HealthApi, NotReady, Ready } from "./health"
 
 const healthApi = HttpApi.make("civicstack").add(HealthApi)
@@ -57,7 +57,9 @@ export const servedApi = (slots: ReadonlyArray<ServiceSlot>) =>
   )
 
 /** The HTTP API of this copy, with every slot's handlers. A service this copy does not serve answers 404. */
-export const apiLayer = (slots: ReadonlyArray<ServiceSlot>) =>
-  HttpApiBuilder.api(servedApi(slots)).pipe(
-    Layer.provide([HealthLive, ErrorEnvelope, ...slots.map((slot) => slot.routes)])
+export const apiLayer = (slots: ReadonlyArray<ServiceSlot>) => {
+  const api = servedApi(slots)
+  return HttpApiBuilder.api(api).pipe(
+    Layer.provide([HealthLive, requestGuard(api), ...slots.map((slot) => slot.routes)])
   )
+}

@@ -1,11 +1,19 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpApi from "@effect/platform/HttpApi"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import { Cause, Effect, Predicate } from "effect"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Cause, Duration, Effect, Option, Predicate } from "effect"
+import { isBodyTooLarge, MAX_BODY_BYTES } from "./bodyLimit"
+import { methodTable } from "./methods"
 
-/** The largest request body accepted: a batch of 5000 long uris fits with room to spare. */
-export const MAX_BODY_BYTES = 5 * 1024 * 1024
+/** How long an unreachable database is expected to take to come back, as told to clients. */
+const RETRY_AFTER_SECONDS = 5
+
+const DATABASE_PROBE_TIMEOUT = Duration.seconds(2)
 
 const envelope = (status: number, error: string, details?: Record<string, unknown>) =>
   HttpServerResponse.unsafeJson(details === undefined ? { error } : { error, details }, { status })
@@ -20,37 +28,103 @@ const describeIssues = (error: HttpApiDecodeError) => {
   return { summary, details }
 }
 
-/**
- * Every bad request answers the JSON envelope `{"error", "details"}` instead of the library's own body or an empty
- * one: schema failures and unreadable bodies with 400, oversized bodies with 413, unknown paths with 404.
- */
-export const ErrorEnvelope = HttpApiBuilder.middleware((app) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const length = Number(request.headers["content-length"] ?? "0")
-    if (length > MAX_BODY_BYTES) {
-      return HttpServerResponse.setHeader(
-        envelope(413, `The request body is larger than ${MAX_BODY_BYTES} bytes`),
-        "connection",
-        "close"
-      )
-    }
-    return yield* app
-  }).pipe(
-    // The app's error channel is typed `never`, yet the router and the decoders fail through it, and an unreadable
-    // body arrives as a defect.
-    Effect.catchAllCause((cause) => {
-      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-      const error: unknown = Cause.squash(cause)
-      if (error instanceof HttpApiDecodeError) {
-        const { details, summary } = describeIssues(error)
-        return Effect.succeed(envelope(400, `Invalid request: ${summary}`, details))
-      }
-      if (Predicate.isTagged(error, "RequestError")) {
-        return Effect.succeed(envelope(400, "The request body is not valid JSON"))
-      }
-      if (Predicate.isTagged(error, "RouteNotFound")) return Effect.succeed(envelope(404, "Not Found"))
-      return Effect.failCause(cause)
-    })
+const tooLarge = () => envelope(413, `The request body is larger than ${MAX_BODY_BYTES} bytes`)
+
+const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
+  request.headers["transfer-encoding"] !== undefined || Number(request.headers["content-length"] ?? "0") > 0
+
+/** A failure that comes from storage: the database may be unreachable. */
+const isStorageFailure = (cause: Cause.Cause<unknown>) =>
+  [...Cause.failures(cause), ...Cause.defects(cause)].some((error) =>
+    Predicate.isTagged(error, "SqlError") || Predicate.isTagged(error, "StoreError") ||
+    Predicate.isTagged(error, "JobQueueError")
   )
-)
+
+/**
+ * The host's answers for every request the API's own handlers do not answer: the body limit (on the bytes read,
+ * chunked or not), 400 for bad input, 404 and 405 with `Allow`, 503 with `Retry-After` while the database cannot be
+ * reached, and 500 with a request id for any other failure, which is logged with its cause. Every one is the JSON
+ * envelope `{"error", "details"}`.
+ */
+export const requestGuard = (api: HttpApi.HttpApi<string, HttpApiGroup.HttpApiGroup.Any, any, any>) =>
+  HttpApiBuilder.middleware(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const methodsOf = methodTable(api)
+    const databaseAnswers = sql`SELECT 1`.pipe(
+      Effect.timeout(DATABASE_PROBE_TIMEOUT),
+      Effect.as(true),
+      Effect.orElseSucceed(() => false)
+    )
+
+    /**
+     * Reads the body once, before any handler: the library keeps the text for the payload decoders, and a body over
+     * the limit ends early (see `LimitedIncomingMessage`) and is refused whole. A refused body is not read at all; Node
+     * discards it as it arrives.
+     */
+    const refuseBody = (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.gen(function*() {
+        if (Number(request.headers["content-length"] ?? "0") > MAX_BODY_BYTES) return Option.some(tooLarge())
+        const read = yield* Effect.either(request.text)
+        if (isBodyTooLarge(NodeHttpServerRequest.toIncomingMessage(request))) return Option.some(tooLarge())
+        return read._tag === "Right" ? Option.none() : Option.some(envelope(400, "The request body could not be read"))
+      })
+
+    const unexpected = (request: HttpServerRequest.HttpServerRequest, cause: Cause.Cause<unknown>) =>
+      Effect.gen(function*() {
+        if (isStorageFailure(cause) && !(yield* databaseAnswers)) {
+          yield* Effect.logWarning("Request refused: the database cannot be reached").pipe(
+            Effect.annotateLogs({ method: request.method, url: request.url })
+          )
+          return HttpServerResponse.setHeader(
+            envelope(503, "The service cannot reach its database; try again shortly"),
+            "retry-after",
+            String(RETRY_AFTER_SECONDS)
+          )
+        }
+        const requestId = crypto.randomUUID()
+        yield* Effect.logError("Request failed unexpectedly", cause).pipe(
+          Effect.annotateLogs({ requestId, method: request.method, url: request.url })
+        )
+        return HttpServerResponse.setHeader(
+          envelope(500, "Something went wrong on our side; it has been logged", { request_id: requestId }),
+          "x-request-id",
+          requestId
+        )
+      })
+
+    return (app) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        if (hasBody(request)) {
+          const refused = yield* refuseBody(request)
+          if (Option.isSome(refused)) return refused.value
+        }
+        return yield* app.pipe(
+          // The app's error channel is typed `never`, yet the router and the decoders fail through it, and an
+          // unreadable body arrives as a defect.
+          Effect.catchAllCause((cause) => {
+            if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+            const error: unknown = Cause.squash(cause)
+            if (error instanceof HttpApiDecodeError) {
+              const { details, summary } = describeIssues(error)
+              return Effect.succeed(envelope(400, `Invalid request: ${summary}`, details))
+            }
+            if (Predicate.isTagged(error, "RequestError")) {
+              return Effect.succeed(envelope(400, "The request body is not valid JSON"))
+            }
+            if (Predicate.isTagged(error, "RouteNotFound")) {
+              const allowed = methodsOf(new URL(request.url, "http://host").pathname)
+              if (allowed.length === 0) return Effect.succeed(envelope(404, "Not Found"))
+              return Effect.succeed(HttpServerResponse.setHeader(
+                envelope(405, `${request.method} is not allowed here; use ${allowed.join(" or ")}`),
+                "allow",
+                allowed.join(", ")
+              ))
+            }
+            // a failure the endpoint declares is encoded by the library with its own status
+            if (Option.isSome(Cause.failureOption(cause)) && !isStorageFailure(cause)) return Effect.failCause(cause)
+            return unexpected(request, cause)
+          })
+        )
+      })
+  }))

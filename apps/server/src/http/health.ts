@@ -18,15 +18,18 @@ export class Ready extends Schema.Class<Ready>("Ready")({
   queues: Schema.Array(QueueFigures)
 }) {}
 
-export class NotReady extends Schema.TaggedError<NotReady>()(
-  "NotReady",
-  { error: Schema.String },
-  HttpApiSchema.annotations({ status: 503 })
-) {}
+export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", { error: Schema.String }) {}
+
+/** On the wire the envelope `{"error": ...}`; the tag stays on the TypeScript side. */
+const NotReadyResponse = Schema.transform(Schema.Struct({ error: Schema.String }), Schema.typeSchema(NotReady), {
+  strict: true,
+  decode: (body) => new NotReady(body),
+  encode: ({ error }) => ({ error })
+}).annotations(HttpApiSchema.annotations({ status: 503 }))
 
 export class HealthApi extends HttpApiGroup.make("health")
   .add(
     HttpApiEndpoint.get("live", "/healthcheck/live").addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
   )
-  .add(HttpApiEndpoint.get("ready", "/healthcheck/ready").addSuccess(Ready).addError(NotReady))
+  .add(HttpApiEndpoint.get("ready", "/healthcheck/ready").addSuccess(Ready).addError(NotReadyResponse))
 {}

@@ -1,57 +1,90 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type * as HttpApp from "@effect/platform/HttpApp"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Layer } from "effect"
+import { Deferred, Duration, Effect, Exit, Layer, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import type { ServerConfig } from "../config"
 import type { ServiceSlot } from "../services/slot"
 import { apiLayer } from "./api"
+import { LimitedIncomingMessage } from "./bodyLimit"
 import { Draining } from "./draining"
 
 const createNodeServer = (tls: ServerConfig["tls"]): Http.Server =>
   tls === undefined
-    ? Http.createServer()
-    : Https.createServer({ cert: Fs.readFileSync(tls.certFile), key: Fs.readFileSync(tls.keyFile) })
+    ? Http.createServer({ IncomingMessage: LimitedIncomingMessage })
+    : Https.createServer({
+      IncomingMessage: LimitedIncomingMessage,
+      cert: Fs.readFileSync(tls.certFile),
+      key: Fs.readFileSync(tls.keyFile)
+    })
+
+/** Every JSON answer says its charset; the library's own say plain `application/json`. */
+const jsonWithCharset = HttpApp.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(
+    response.body._tag === "Uint8Array" && response.body.contentType === "application/json"
+      ? HttpServerResponse.setBody(response, HttpBody.uint8Array(response.body.body, "application/json; charset=utf-8"))
+      : response
+  )
+)
 
 /**
- * The HTTP host, serving the health checks and the routes of `slots`. On shutdown it stops accepting, lets in-flight requests finish, tells keep-alive clients to
- * disconnect (`connection: close`) and cuts the connections still open after the grace period.
+ * The HTTP host, serving the health checks and the routes of `slots`. On shutdown it stops accepting connections,
+ * keeps answering the requests that arrive on open ones (with `connection: close`, so clients go elsewhere next),
+ * closes idle keep-alive connections, and cuts those still open after the grace period; only then does it stop
+ * serving.
  */
 export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<ServiceSlot>) => {
   const server = createNodeServer(config.tls)
   const listening = NodeHttpServer.layer(() => server, { port: config.port, host: config.host })
 
-  const disconnectClientsOnShutdown = Layer.scopedDiscard(Effect.gen(function*() {
-    const draining = yield* Draining
-    yield* Effect.addFinalizer(() =>
-      Effect.gen(function*() {
-        yield* draining.begin
-        yield* Effect.logInfo("Shutting down: no new connections; in-flight requests finish")
-        server.closeIdleConnections()
-        const cutOff = setTimeout(() => server.closeAllConnections(), config.shutdownGraceSeconds * 1000)
-        cutOff.unref()
-      })
-    )
-  }))
-
-  const closeKeepAliveWhileDraining = (app: HttpApp.Default) =>
-    Effect.gen(function*() {
-      const draining = yield* Draining
-      const response = yield* app
-      return (yield* draining.isDraining) ? HttpServerResponse.setHeader(response, "connection", "close") : response
-    })
-
-  const serving = HttpApiBuilder.serve((app) => HttpMiddleware.logger(closeKeepAliveWhileDraining(app))).pipe(
+  const serving = HttpApiBuilder.serve((app) =>
+    HttpMiddleware.logger(Effect.zipRight(jsonWithCharset, app))
+  ).pipe(
     Layer.provide(apiLayer(slots)),
     // The router would otherwise collapse "//" in the whole URL, query included: `?uri=https://x` became `https:/x`.
     Layer.provide(HttpRouter.setRouterConfig({ ignoreDuplicateSlashes: false }))
   )
+
+  /**
+   * When draining begins the server stops accepting, closes idle connections, and answers the rest with
+   * `connection: close`. Acquired after `serving`, so its
+   * finaliser, which waits for the open connections to end (or cuts them after the grace period), runs while
+   * requests are still answered.
+   */
+  const drainOnShutdown = Layer.scopedDiscard(Effect.gen(function*() {
+    const draining = yield* Draining
+    const allClosed = yield* Deferred.make<void>()
+    let stopping = false
+    // Once stopping, every answer closes its connection, so clients go elsewhere for their next request.
+    const closeAfterAnswer = (request: Http.IncomingMessage, response: Http.ServerResponse) => {
+      if (stopping) response.shouldKeepAlive = false
+      else response.once("finish", () => stopping && request.socket.end())
+    }
+    server.prependListener("request", closeAfterAnswer)
+    yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", closeAfterAnswer)))
+    yield* draining.onBegin(Effect.gen(function*() {
+      yield* Effect.logInfo("Shutting down: no new connections; in-flight requests finish")
+      stopping = true
+      server.close(() => Deferred.unsafeDone(allClosed, Exit.void))
+      server.closeIdleConnections()
+    }))
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        yield* draining.begin
+        const closed = yield* Deferred.await(allClosed).pipe(
+          Effect.timeoutOption(Duration.seconds(config.shutdownGraceSeconds))
+        )
+        if (Option.isNone(closed)) server.closeAllConnections()
+      })
+    )
+  }))
 
   const announce = Layer.effectDiscard(
     HttpServer.addressFormattedWith((address) =>
@@ -59,5 +92,5 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
     )
   )
 
-  return Layer.mergeAll(serving, disconnectClientsOnShutdown, announce).pipe(Layer.provideMerge(listening))
+  return Layer.mergeAll(serving.pipe(Layer.flatMap(() => drainOnShutdown)), announce).pipe(Layer.provideMerge(listening))
 }
