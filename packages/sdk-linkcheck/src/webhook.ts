@@ -1,12 +1,12 @@
-import { BatchReport } from "@civicstack/core-linkcheck/api"
+import { BatchReport, SIGNATURE_HEADER } from "@civicstack/core-linkcheck/api"
 import { Either, Schema } from "effect"
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { InvalidWebhookBody } from "./errors"
 
 /** The header that carries the webhook's signature when the batch was created with a secret token. */
-export const SIGNATURE_HEADER = "X-LinkCheckerApi-Signature"
+export { SIGNATURE_HEADER }
 /** The same header as Node's `IncomingMessage.headers` names it. */
-export const SIGNATURE_HEADER_LOWERCASE = "x-linkcheckerapi-signature"
+export const SIGNATURE_HEADER_LOWERCASE = SIGNATURE_HEADER.toLowerCase()
 
 const utf8 = new TextEncoder()
 

@@ -4,6 +4,13 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Schema } from "effect"
 import { BatchNotFoundResponse, InvalidRequestResponse } from "./errors"
+import type { BatchNotFound, InvalidRequest } from "./errors"
+
+/**
+ * The errors the endpoints declare. Also gives declaration files a local name for each, which the SDK's bundled
+ * declarations need: otherwise they are named through a path that does not exist once bundled.
+ */
+export type LinkcheckError = InvalidRequest | BatchNotFound
 import { BatchReport, LinkReport } from "./reports"
 import { CheckParams, CreateBatchBody } from "./requests"
 

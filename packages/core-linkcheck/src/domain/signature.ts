@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto"
 
-export const SIGNATURE_HEADER = "X-LinkCheckerApi-Signature"
+export { SIGNATURE_HEADER } from "../api/webhook"
 
 /** Lowercase hex HMAC-SHA1 of the exact body bytes, keyed with the batch's secret token. */
 export const signWebhookBody = (body: string, secretToken: string): string =>
