@@ -7,6 +7,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Duration, Effect, Layer } from "effect"
 import type { ServiceSlot } from "../services/slot"
 import { Draining } from "./draining"
+import { docsRoutes } from "./docs"
 import { requestGuard } from "./errorEnvelope"
 import { HealthApi, NotReady, Ready } from "./health"
 
@@ -56,10 +57,19 @@ export const servedApi = (slots: ReadonlyArray<ServiceSlot>) =>
     healthApi
   )
 
-/** The HTTP API of this copy, with every slot's handlers. A service this copy does not serve answers 404. */
+/** The OpenAPI documents this copy publishes: each service's and the host's own health checks. */
+export const publishedDocuments = (slots: ReadonlyArray<ServiceSlot>) => [
+  ...slots.map(({ api, name, title }) => ({ name, title, api })),
+  { name: "server", title: "civicstack server: health checks", api: healthApi }
+]
+
+/**
+ * The HTTP API of this copy, with every slot's handlers and the documents of their contracts. A service this copy
+ * does not serve answers 404.
+ */
 export const apiLayer = (slots: ReadonlyArray<ServiceSlot>) => {
   const api = servedApi(slots)
   return HttpApiBuilder.api(api).pipe(
-    Layer.provide([HealthLive, requestGuard(api), ...slots.map((slot) => slot.routes)])
+    Layer.provide([HealthLive, requestGuard(api), docsRoutes(publishedDocuments(slots)), ...slots.map((slot) => slot.routes)])
   )
 }

@@ -16,6 +16,7 @@ export const linkcheckSlot = (config: ServerConfig): ServiceSlot => {
   })
   return {
     name: "linkcheck",
+    title: "civicstack link checking",
     api,
     migrate: Linkcheck.migrate,
     routes: Linkcheck.linkcheckHandlers(api).pipe(Layer.provide(service)),

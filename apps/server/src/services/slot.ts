@@ -13,6 +13,8 @@ import type { ServiceName } from "../config"
  */
 export interface ServiceSlot {
   readonly name: ServiceName
+  /** What the service is called in its API documentation. */
+  readonly title: string
   /** The service's endpoints, under the server's API identifier: served, and published as its OpenAPI document. */
   readonly api: HttpApi.HttpApi<"civicstack", HttpApiGroup.HttpApiGroup.Any, HttpApiDecodeError, never>
   /** The handlers of `api`'s groups (whatever their names: the server serves the slots side by side). */
