@@ -4,7 +4,6 @@ import type { CheckResult } from "../domain/check"
 import { defaultCheckerConfig } from "./checker/config"
 import type { CheckerConfig } from "./checker/config"
 import { followLink } from "./checker/followLink"
-import { makeGuardedLookup, systemResolver } from "./checker/guardedLookup"
 import { makeTransport } from "./checker/transport"
 
 
@@ -18,7 +17,8 @@ const makeChecker = (config: CheckerConfig) =>
       connectTimeout: config.connectTimeout,
       responseTimeout: config.responseTimeout,
       perHostConnections: config.perHostConnections,
-      lookup: makeGuardedLookup(config.lookup ?? systemResolver, config.allowPrivateAddresses)
+      allowPrivateAddresses: config.allowPrivateAddresses,
+      resolve: config.lookup
     })
     const check = (uri: string, options: { readonly background: boolean }): Effect.Effect<CheckResult> =>
       followLink(config, transport, uri, options.background).pipe(

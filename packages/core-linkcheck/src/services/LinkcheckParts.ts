@@ -5,7 +5,7 @@ import type { LinkcheckStore } from "../storage/LinkcheckStore"
 import type { Checker } from "./Checker"
 import type { CheckSignal } from "./CheckSignal"
 import type { Completion } from "./completion"
-import type { WebhookTransport } from "./WebhookSender"
+import type { WebhookTransport } from "./webhookTransport"
 
 /**
  * The internal parts of one link checking service, built once by `layerSql` or `layerMemory` and shared by its

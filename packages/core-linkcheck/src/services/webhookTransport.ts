@@ -1,63 +1,50 @@
-import { Duration, Effect, Layer } from "effect"
-import { Agent, request } from "undici"
-import { isNonPublicAddress } from "../domain/privateAddress"
-import { makeGuardedLookup, systemResolver } from "./checker/guardedLookup"
-import type { Resolver } from "./checker/guardedLookup"
-import { WebhookTransport, WebhookTransportError } from "./WebhookSender"
+import { makeOutboundClient } from "@civicstack/outbound"
+import type { Resolver } from "@civicstack/outbound"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
+
+export class WebhookTransportError extends Schema.TaggedError<WebhookTransportError>()("WebhookTransportError", {
+  message: Schema.String,
+  /** No later attempt can succeed: the address is refused or the URL cannot be used. */
+  permanent: Schema.optionalWith(Schema.Boolean, { default: () => false })
+}) {}
+
+/** Outbound POST of a webhook body, through the private-address guard of `@civicstack/outbound`. */
+export class WebhookTransport extends Context.Tag("@civicstack/core-linkcheck/WebhookTransport")<WebhookTransport, {
+  readonly post: (
+    uri: string,
+    body: string,
+    headers: Readonly<Record<string, string>>
+  ) => Effect.Effect<{ readonly status: number }, WebhookTransportError>
+}>() {}
 
 export interface WebhookTransportConfig {
   readonly allowPrivateAddresses: boolean
   readonly userAgent: string
   /** Connect plus response time allowed to the receiver. */
   readonly timeout: Duration.DurationInput
-  readonly lookup?: Resolver
+  readonly lookup?: Resolver | undefined
 }
 
-const hostnameOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, "")
-
-/** POSTs webhooks over pooled connections, through the same private-address guard as link checks. */
+/** POSTs webhooks over pooled connections, to public addresses only unless private ones are allowed. */
 export const webhookTransportLayer = (config: Partial<WebhookTransportConfig> = {}) =>
   Layer.scoped(
     WebhookTransport,
     Effect.gen(function*() {
-      const allowPrivateAddresses = config.allowPrivateAddresses ?? false
-      const timeout = Duration.toMillis(config.timeout ?? Duration.seconds(10))
-      const agent = yield* Effect.acquireRelease(
-        Effect.sync(() =>
-          new Agent({
-            connect: {
-              timeout,
-              lookup: makeGuardedLookup(config.lookup ?? systemResolver, allowPrivateAddresses)
-            },
-            headersTimeout: timeout,
-            bodyTimeout: timeout
-          })
-        ),
-        (agent) => Effect.promise(() => agent.close())
-      )
-      const userAgent = config.userAgent ?? "civicstack-linkcheck/0.1"
-
+      const timeout = config.timeout ?? Duration.seconds(10)
+      const client = yield* makeOutboundClient({
+        allowPrivateAddresses: config.allowPrivateAddresses ?? false,
+        resolve: config.lookup,
+        userAgent: config.userAgent ?? "civicstack-linkcheck/0.1",
+        connectTimeout: timeout,
+        responseTimeout: timeout,
+        totalTimeout: timeout
+      })
       return {
         post: (uri, body, headers) =>
-          Effect.tryPromise({
-            try: async (signal) => {
-              const url = new URL(uri)
-              if (!allowPrivateAddresses && isNonPublicAddress(hostnameOf(url))) {
-                throw new Error(`${url.hostname} is a non-public address`)
-              }
-              const response = await request(url, {
-                method: "POST",
-                body,
-                headers: { ...headers, "user-agent": userAgent },
-                dispatcher: agent,
-                signal
-              })
-              await response.body.dump()
-              return { status: response.statusCode }
-            },
-            catch: (error) =>
-              new WebhookTransportError({ message: error instanceof Error ? error.message : String(error) })
-          })
+          client.request(uri, { method: "POST", headers, body, ignoreBody: true }).pipe(
+            Effect.map(({ status }) => ({ status })),
+            Effect.mapError((failure) => new WebhookTransportError({ message: failure.message, permanent: failure.permanent }))
+          )
       }
     })
   )

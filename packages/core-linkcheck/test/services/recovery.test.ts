@@ -163,12 +163,15 @@ describe("webhook delivery", () => {
       expect((yield* webhookAttempts(batchId)).map((attempt) => attempt.statusCode)).toEqual([404])
     }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory))))
 
-  it.scoped("does not send the webhook to a private address unless allowed", () =>
+  it.scoped("does not send the webhook to a private address unless allowed, and records the refusal once, as final", () =>
     Effect.gen(function*() {
       const { batchId, deliver, receiver } = yield* deliverTo([])
-      expect((yield* Effect.flip(deliver))._tag).toBe("WebhookNotDelivered")
+      yield* deliver
+      yield* deliver
       expect(receiver.received).toHaveLength(0)
-      expect((yield* webhookAttempts(batchId))[0]?.error).toContain("non-public")
+      const attempts = yield* webhookAttempts(batchId)
+      expect(attempts.map((attempt) => [attempt.statusCode, attempt.final])).toEqual([[null, true]])
+      expect(attempts[0]?.error).toContain("non-public")
     }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory, { allowPrivateAddresses: false }))))
 })
 

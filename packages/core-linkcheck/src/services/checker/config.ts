@@ -1,6 +1,6 @@
 import type { Duration } from "effect"
 import type { DomainLists } from "../../domain/urlRules"
-import type { Resolver } from "./guardedLookup"
+import type { Resolver } from "@civicstack/outbound"
 import type { RetryPolicy } from "./retryDelay"
 
 export interface CheckerConfig extends DomainLists {

@@ -1,7 +1,8 @@
+import { isIpAddress, isPublicAddress } from "@civicstack/outbound"
+import type { OutboundFailure, OutboundFailureReason } from "@civicstack/outbound"
 import { Clock, Duration, Effect } from "effect"
 import { finding } from "../../domain/outcome"
 import type { Finding } from "../../domain/outcome"
-import { isNonPublicAddress } from "../../domain/privateAddress"
 import { Problem, severityOf } from "../../domain/problems"
 import {
   hasMatureRating,
@@ -12,9 +13,9 @@ import {
 } from "../../domain/responseRules"
 import { assessUrl, displayUrl } from "../../domain/urlRules"
 import type { CheckerConfig } from "./config"
-import { cookieHeaderFor, emptyCookieJar, storeCookies } from "./cookieJar"
+import { chainCookies } from "./cookieJar"
 import { retryDelay } from "./retryDelay"
-import type { Transport, TransportFailure, TransportFailureReason } from "./transport"
+import type { Transport } from "./transport"
 
 /** The rating check reads no more of an HTML page than this. */
 const ratingWindowBytes = 64 * 1024
@@ -39,8 +40,10 @@ interface Stop {
   readonly shownAs: string | null
 }
 
-const problemForFailure = (reason: TransportFailureReason): Problem => {
+const problemForFailure = (reason: OutboundFailureReason): Problem => {
   switch (reason) {
+    case "invalidUrl":
+      return Problem.InvalidUrl({ reason: "unparseable" })
     case "privateAddress":
       return Problem.PrivateAddress()
     case "certificate":
@@ -53,6 +56,7 @@ const problemForFailure = (reason: TransportFailureReason): Problem => {
     case "connectTimeout":
     case "responseTimeout":
       return Problem.WebsiteUnavailable({ reason })
+    case "bodyTooLarge":
     case "other":
       return Problem.ConnectionFailure()
   }
@@ -81,10 +85,10 @@ export const followLink = (
     const visits = new Map<string, number>()
     // Origins whose certificate already failed in this chain: reported once, then fetched without verification.
     const originsWithBadCertificates = new Set<string>()
-    let cookies = emptyCookieJar
+    const cookies = chainCookies()
 
-    const exchange = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, TransportFailure> =>
-      transport.get(url, { cookie: cookieHeaderFor(cookies, url), verifyCertificate }, (response) => {
+    const exchange = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, OutboundFailure> =>
+      transport.get(url, { cookie: cookies.headerFor(url), verifyCertificate }, (response) => {
         const readsRating = response.status === 200 && isHtml(response.header("content-type"))
         const received = {
           status: response.status,
@@ -98,8 +102,8 @@ export const followLink = (
           : Effect.succeed({ ...received, matureRating: false })
       }).pipe(Effect.timed, Effect.map(([elapsed, result]) => ({ ...result, elapsed })))
 
-    const exchangePatiently = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, TransportFailure> => {
-      const attempt = (retry: number): Effect.Effect<Exchange, TransportFailure> =>
+    const exchangePatiently = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, OutboundFailure> => {
+      const attempt = (retry: number): Effect.Effect<Exchange, OutboundFailure> =>
         Effect.flatMap(exchange(url, verifyCertificate), (result) =>
           background && isRetryableStatus(result.status) && retry <= config.retries.attempts
             ? Clock.currentTimeMillis.pipe(
@@ -110,7 +114,7 @@ export const followLink = (
       return attempt(1)
     }
 
-    const fetch = (url: URL, shownAs: string | null): Effect.Effect<Exchange, TransportFailure> =>
+    const fetch = (url: URL, shownAs: string | null): Effect.Effect<Exchange, OutboundFailure> =>
       originsWithBadCertificates.has(url.origin)
         ? exchangePatiently(url, false)
         : exchangePatiently(url, true).pipe(
@@ -129,7 +133,7 @@ export const followLink = (
       if (assessment._tag === "DoNotRequest") break
       const url = assessment.url
 
-      if (!config.allowPrivateAddresses && isNonPublicAddress(url.hostname)) {
+      if (!config.allowPrivateAddresses && isIpAddress(url.hostname) && !isPublicAddress(url.hostname)) {
         findings.push(finding(Problem.PrivateAddress(), stop.shownAs))
         break
       }
@@ -147,7 +151,7 @@ export const followLink = (
         break
       }
       const response = fetched.right
-      cookies = storeCookies(cookies, response.setCookies, url)
+      cookies.store(response.setCookies, url)
 
       if (response.location !== undefined && isFollowableRedirect(response.status, response.location)) {
         hops += 1

@@ -1,34 +1,17 @@
-import { Duration, Effect, Schema } from "effect"
+import { makeAgent as makeGuardedAgent, toOutboundFailure } from "@civicstack/outbound"
+import type { OutboundFailure, Resolver } from "@civicstack/outbound"
+import { Duration, Effect } from "effect"
 import type { Scope } from "effect"
-import type { LookupFunction } from "node:net"
-import { Agent, request } from "undici"
+import { request } from "undici"
 import type { Dispatcher } from "undici"
-
-export const TransportFailureReason = Schema.Literal(
-  "dnsFailure",
-  "refused",
-  "reset",
-  "unreachable",
-  "connectTimeout",
-  "responseTimeout",
-  "certificate",
-  "privateAddress",
-  "other"
-)
-export type TransportFailureReason = typeof TransportFailureReason.Type
-
-/** A request that got no response: why, and the underlying error for the logs. */
-export class TransportFailure extends Schema.TaggedError<TransportFailure>()("TransportFailure", {
-  reason: TransportFailureReason,
-  detail: Schema.String
-}) {}
 
 export interface TransportSettings {
   readonly userAgent: string
   readonly connectTimeout: Duration.DurationInput
   readonly responseTimeout: Duration.DurationInput
   readonly perHostConnections: number
-  readonly lookup: LookupFunction
+  readonly allowPrivateAddresses: boolean
+  readonly resolve?: Resolver | undefined
 }
 
 export interface Response {
@@ -48,64 +31,10 @@ export interface Transport {
     url: URL,
     options: { readonly cookie: string | undefined; readonly verifyCertificate: boolean },
     use: (response: Response) => Effect.Effect<A>
-  ) => Effect.Effect<A, TransportFailure>
+  ) => Effect.Effect<A, OutboundFailure>
 }
 
 type Body = Dispatcher.ResponseData["body"]
-
-const certificateCodes: ReadonlySet<string> = new Set([
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "UNABLE_TO_DECRYPT_CERT_SIGNATURE",
-  "UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY",
-  "CERT_SIGNATURE_FAILURE",
-  "CERT_NOT_YET_VALID",
-  "CERT_HAS_EXPIRED",
-  "ERROR_IN_CERT_NOT_BEFORE_FIELD",
-  "ERROR_IN_CERT_NOT_AFTER_FIELD",
-  "CERT_REVOKED",
-  "CERT_UNTRUSTED",
-  "CERT_REJECTED",
-  "CERT_CHAIN_TOO_LONG",
-  "INVALID_CA",
-  "INVALID_PURPOSE",
-  "PATH_LENGTH_EXCEEDED",
-  "HOSTNAME_MISMATCH",
-  "ERR_TLS_CERT_ALTNAME_INVALID"
-])
-
-// First match wins, so a specific cause found deep in an error beats a generic wrapper code.
-const reasonsByCode: ReadonlyArray<readonly [TransportFailureReason, (code: string) => boolean]> = [
-  ["privateAddress", (code) => code === "ELINKCHECK_PRIVATE_ADDRESS"],
-  ["certificate", (code) => certificateCodes.has(code)],
-  ["dnsFailure", (code) => ["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NODATA", "EAI_NONAME", "ENODATA"].includes(code)],
-  ["refused", (code) => code === "ECONNREFUSED"],
-  ["reset", (code) => code === "ECONNRESET" || code === "EPIPE"],
-  ["unreachable", (code) => ["EHOSTUNREACH", "ENETUNREACH", "EHOSTDOWN", "ENETDOWN"].includes(code)],
-  ["connectTimeout", (code) => code === "UND_ERR_CONNECT_TIMEOUT" || code === "ETIMEDOUT"],
-  ["responseTimeout", (code) => code === "UND_ERR_HEADERS_TIMEOUT"]
-]
-
-/** Every error code in an error, its causes and, for an AggregateError (one per address tried), its errors. */
-const codesIn = (error: unknown, depth = 0): ReadonlyArray<string> => {
-  if (typeof error !== "object" || error === null || depth > 5) return []
-  const { code, cause, errors } = error as { code?: unknown; cause?: unknown; errors?: unknown }
-  return [
-    ...(typeof code === "string" ? [code] : []),
-    ...codesIn(cause, depth + 1),
-    ...(Array.isArray(errors) ? errors.flatMap((inner) => codesIn(inner, depth + 1)) : [])
-  ]
-}
-
-export const toTransportFailure = (error: unknown): TransportFailure => {
-  const codes = codesIn(error)
-  const reason = reasonsByCode.find(([, matches]) => codes.some(matches))?.[0] ?? "other"
-  const detail = error instanceof Error ? `${error.name}: ${error.message} [${codes.join(", ")}]` : String(error)
-  return new TransportFailure({ reason, detail })
-}
 
 const bytesKeptForConnectionReuse = 64 * 1024
 
@@ -177,23 +106,15 @@ const toResponse = (data: Dispatcher.ResponseData, readTimeout: Duration.Duratio
 
 export const makeTransport = (settings: TransportSettings): Effect.Effect<Transport, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const responseTimeoutMillis = Duration.toMillis(settings.responseTimeout)
     const makeAgent = (verifyCertificate: boolean) =>
-      Effect.acquireRelease(
-        Effect.sync(() =>
-          new Agent({
-            connections: settings.perHostConnections,
-            headersTimeout: responseTimeoutMillis,
-            bodyTimeout: responseTimeoutMillis,
-            connect: {
-              timeout: Duration.toMillis(settings.connectTimeout),
-              lookup: settings.lookup,
-              rejectUnauthorized: verifyCertificate
-            }
-          })
-        ),
-        (agent) => Effect.promise(() => agent.destroy())
-      )
+      makeGuardedAgent({
+        allowPrivateAddresses: settings.allowPrivateAddresses,
+        resolve: settings.resolve,
+        connectTimeout: settings.connectTimeout,
+        responseTimeout: settings.responseTimeout,
+        connectionsPerOrigin: settings.perHostConnections,
+        verifyCertificates: verifyCertificate
+      })
     const verifying = yield* makeAgent(true)
     // Only used again after a certificate failure, to see what the page would show past the browser's warning.
     const notVerifying = yield* makeAgent(false)
@@ -218,7 +139,7 @@ export const makeTransport = (settings: TransportSettings): Effect.Effect<Transp
               data.body.on("error", ignore)
               return data
             }),
-          catch: toTransportFailure
+          catch: toOutboundFailure
         }).pipe(Effect.interruptible),
         (data) => use(toResponse(data, settings.responseTimeout)),
         (data) => Effect.sync(() => release(data.body))

@@ -1,18 +1,21 @@
 import { promises as dns } from "node:dns"
 import type { LookupAddress } from "node:dns"
 import type { LookupFunction } from "node:net"
-import { isNonPublicAddress } from "../../domain/privateAddress"
+import { isPublicAddress } from "./addresses"
 
 export interface ResolvedAddress {
   readonly address: string
   readonly family: 4 | 6
 }
 
+/** Resolves a host name to its addresses (the system resolver, or one of a test's own). */
 export type Resolver = (hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>
 
-/** Raised inside the socket's DNS lookup when a host resolves to an address that checks must not reach. */
-class PrivateAddressRefused extends Error {
-  readonly code = "ELINKCHECK_PRIVATE_ADDRESS"
+/** The `code` of the error a guarded lookup fails with when a host resolves to an address that is not public. */
+export const REFUSED_ADDRESS_CODE = "EOUTBOUND_REFUSED_ADDRESS"
+
+export class RefusedAddressError extends Error {
+  readonly code = REFUSED_ADDRESS_CODE
   constructor(readonly hostname: string, readonly address: string) {
     super(`${hostname} resolves to the non-public address ${address}`)
   }
@@ -27,17 +30,21 @@ const notFound = (hostname: string): NodeJS.ErrnoException =>
   Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND", hostname })
 
 /**
- * A socket `lookup` that resolves with `resolve` and refuses every host with a loopback, private,
- * link-local or metadata address, unless private addresses are allowed. Refusing when any address is
- * non-public closes the trick of a name that resolves to a public and a private address at once.
+ * A socket `lookup` that resolves with `resolve` and refuses a host when any of its addresses is not public (unless
+ * `allowPrivateAddresses`): refusing when one is closes the trick of a name that resolves to a public and a private
+ * address at once.
  */
-export const makeGuardedLookup = (resolve: Resolver, allowPrivateAddresses: boolean): LookupFunction =>
-(hostname, options, callback) => {
-  const wantedFamily = options.family === 4 || options.family === 6 ? options.family : undefined
+export const guardedLookup = (options: {
+  readonly resolve?: Resolver | undefined
+  readonly allowPrivateAddresses: boolean
+}): LookupFunction =>
+(hostname, lookupOptions, callback) => {
+  const resolve = options.resolve ?? systemResolver
+  const wantedFamily = lookupOptions.family === 4 || lookupOptions.family === 6 ? lookupOptions.family : undefined
   const guarded = async (): Promise<ReadonlyArray<LookupAddress>> => {
     const resolved = await resolve(hostname)
-    const refused = allowPrivateAddresses ? undefined : resolved.find(({ address }) => isNonPublicAddress(address))
-    if (refused !== undefined) throw new PrivateAddressRefused(hostname, refused.address)
+    const refused = options.allowPrivateAddresses ? undefined : resolved.find(({ address }) => !isPublicAddress(address))
+    if (refused !== undefined) throw new RefusedAddressError(hostname, refused.address)
     const addresses = resolved
       .filter(({ family }) => wantedFamily === undefined || family === wantedFamily)
       .map(({ address, family }) => ({ address, family }))
@@ -47,7 +54,7 @@ export const makeGuardedLookup = (resolve: Resolver, allowPrivateAddresses: bool
   guarded().then(
     (addresses) => {
       const [first] = addresses
-      if (options.all === true || first === undefined) callback(null, [...addresses])
+      if (lookupOptions.all === true || first === undefined) callback(null, [...addresses])
       else callback(null, first.address, first.family)
     },
     (error: NodeJS.ErrnoException) => callback(error, "", 0)
