@@ -1,5 +1,6 @@
 import { migrateSchema } from "@civicstack/jobs"
 import { createLinkcheckTables, indexClaimedChecksByHost, indexWaitingChecksByHost } from "./createLinkcheckTables"
+import { indexChecksByHashes } from "./indexChecksByHashes"
 
 /** Creates the `linkcheck` schema and brings its tables up to date; safe to run from several copies at once. */
 export const migrate = migrateSchema({
@@ -8,6 +9,7 @@ export const migrate = migrateSchema({
   migrations: {
     "1_create_linkcheck": createLinkcheckTables,
     "2_index_waiting_checks_by_host": indexWaitingChecksByHost,
-    "3_index_claimed_checks_by_host": indexClaimedChecksByHost
+    "3_index_claimed_checks_by_host": indexClaimedChecksByHost,
+    "4_index_checks_by_hashes": indexChecksByHashes
   }
 })
