@@ -63,7 +63,12 @@ const migrationSuite = (name: string, makeDatabase: () => Layer.Layer<SqlClient,
         const done = yield* store.findCheck("https://done.example/", { since: start, completedOnly: true })
         expect(Option.map(done, (check) => check.id)).toEqual(Option.some(idOf("https://done.example/")))
         const batch = yield* store.createBatch({
-          uris: ["https://ünïcode.example/ça", "https://done.example/", "https://new.example/", "https://busy.example/new"],
+          uris: [
+            "https://ünïcode.example/ça",
+            "https://done.example/",
+            "https://new.example/",
+            "https://busy.example/new"
+          ],
           priority: "high",
           reuseSince: start,
           webhook: null,
