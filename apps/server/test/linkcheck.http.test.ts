@@ -1,4 +1,4 @@
-import { createHmac } from "node:crypto"
+import { createHmac, randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startFixtureFleet } from "../../../packages/core-linkcheck/test/fixtures/fleet"
 import type { FixtureFleet } from "../../../packages/core-linkcheck/test/fixtures/fleet"
@@ -33,6 +33,26 @@ const expectEnvelope = async (response: Response, status: number, mentions: stri
   expect(body.error).toContain(mentions)
   return body
 }
+
+/** A uri of exactly `length` characters to a fixture page, random after the path so that it does not compress. */
+const longUri = (length: number) => {
+  const prefix = `${fleet.http}/ok?`
+  return prefix + randomBytes(length).toString("base64url").slice(0, length - prefix.length)
+}
+
+const rowCounts = () =>
+  Promise.all(["linkcheck.checks", "linkcheck.batches", "linkcheck.batch_links"].map((table) => count(server, table)))
+
+/** Answers 400 naming `field` and saying what is wrong, with every table as it was. */
+const expectRefused = async (send: () => Promise<Response>, field: string, problem: string) => {
+  const before = await rowCounts()
+  const body = await expectEnvelope(await send(), 400, `${field}: ${problem}`)
+  expect(body).toHaveProperty(["details", field], expect.stringContaining(problem))
+  expect(await rowCounts()).toEqual(before)
+}
+
+const NUL = "must not contain NUL characters"
+const SURROGATE = "must not contain unpaired surrogates"
 
 const pollBatch = async (id: number, timeoutMs = 20_000) => {
   const deadline = Date.now() + timeoutMs
@@ -104,6 +124,105 @@ describe("GET /check", () => {
     const body = await expectEnvelope(await get(checkQuery(params)), 400, field)
     expect(body).toHaveProperty("details")
     expect(await count(server, "linkcheck.checks")).toBe(before)
+  })
+})
+
+describe("long uris, and text that cannot be stored", () => {
+  it("GET /check checks a random uri of 2,800 characters and reuses its check", async () => {
+    const uri = longUri(2_800)
+    expect(uri).toHaveLength(2_800)
+    const response = await get(checkQuery({ uri, synchronous: "true" }))
+    expect(response.status).toBe(200)
+    const report = await json(response)
+    expect(report).toMatchObject({ uri, status: "ok", errors: [] })
+    expect(await json(await get(checkQuery({ uri, synchronous: "true" })))).toEqual(report)
+    expect(fleet.requestCount(uri.slice(fleet.http.length))).toBe(1)
+  })
+
+  it("POST /batch accepts random uris of 2,800 characters among others and checks them", async () => {
+    const uris = [`${fleet.http}/ok?beside-long`, longUri(2_800), longUri(2_800)]
+    const response = await postBatch(JSON.stringify({ uris }))
+    expect(response.status).toBe(202)
+    const created = await json(response)
+    expect(created.links.map((link: { uri: string }) => link.uri)).toEqual(uris)
+    const completed = await pollBatch(created.id)
+    expect(completed).toMatchObject({ status: "completed", totals: { links: 3, ok: 3 } })
+  })
+
+  it("GET /check answers 400 naming uri for a NUL character in it and stores nothing", async () => {
+    await expectRefused(() => get(checkQuery({ uri: "https://example.org/a\u0000b" })), "uri", NUL)
+    await expectRefused(() => get("/check?uri=https%3A%2F%2Fexample.org%2F%00&synchronous=true"), "uri", NUL)
+  })
+
+  // JSON text with the escapes written out, as a client sends them
+  it.each([
+    ["NUL in a uri", String.raw`{"uris": ["https://example.org/a\u0000b"]}`, "uris.0", NUL],
+    ["NUL in a later uri", String.raw`{"uris": ["https://example.org/", "", "\u0000"]}`, "uris.2", NUL],
+    ["a lone high surrogate in a uri", String.raw`{"uris": ["https://example.org/", "x\ud800"]}`, "uris.1", SURROGATE],
+    ["a lone low surrogate in a uri", String.raw`{"uris": ["https://example.org/\udc00x"]}`, "uris.0", SURROGATE],
+    ["swapped surrogates in a uri", String.raw`{"uris": ["https://example.org/\ude00\ud83d"]}`, "uris.0", SURROGATE],
+    [
+      "NUL in webhook_uri",
+      String.raw`{"uris": ["https://example.org/"], "webhook_uri": "https://hooks.example/\u0000"}`,
+      "webhook_uri",
+      NUL
+    ],
+    [
+      "a lone surrogate in webhook_uri",
+      String.raw`{"uris": ["https://example.org/"], "webhook_uri": "https://hooks.example/\ud800"}`,
+      "webhook_uri",
+      SURROGATE
+    ],
+    [
+      "NUL in webhook_secret_token",
+      String.raw`{"uris": ["a"], "webhook_uri": "https://h.example/", "webhook_secret_token": "a\u0000"}`,
+      "webhook_secret_token",
+      NUL
+    ],
+    [
+      "a lone surrogate in webhook_secret_token",
+      String.raw`{"uris": ["a"], "webhook_uri": "https://h.example/", "webhook_secret_token": "\udbff"}`,
+      "webhook_secret_token",
+      SURROGATE
+    ]
+  ])("POST /batch answers 400 naming the field for %s and stores nothing", async (_, body, field, problem) => {
+    await expectRefused(() => postBatch(body), field, problem)
+  })
+
+  it("POST /batch answers 400 for a raw NUL character in a JSON string, which JSON does not allow", async () => {
+    const before = await rowCounts()
+    const body = `{"uris": ["https://example.org/"], "webhook_secret_token": "a\u0000"}`
+    expect(body).toContain("\u0000")
+    await expectEnvelope(await postBatch(body), 400, "not valid JSON")
+    expect(await rowCounts()).toEqual(before)
+  })
+
+  it("accepts characters outside the BMP (surrogate pairs), raw or escaped", async () => {
+    const uri = `${fleet.http}/ok?emoji=\u{1F600}`
+    expect(await json(await get(checkQuery({ uri, synchronous: "true" })))).toMatchObject({ uri, status: "ok" })
+
+    const receiver = await startWebhookReceiver()
+    try {
+      const escaped = String.raw`{"uris": ["${fleet.http}/ok?escaped=\ud83d\ude00", "mailto:\ud83d\ude00@example.org"],
+        "webhook_uri": "${receiver.url}", "webhook_secret_token": "\ud83d\ude00"}`
+      const response = await postBatch(escaped)
+      expect(response.status).toBe(202)
+      const created = await json(response)
+      expect(created.links.map((link: { uri: string }) => link.uri)).toEqual([
+        `${fleet.http}/ok?escaped=\u{1F600}`,
+        "mailto:\u{1F600}@example.org"
+      ])
+      await receiver.waitFor(1)
+      const [webhook] = receiver.received
+      const signature = createHmac("sha1", "\u{1F600}").update(webhook!.body).digest("hex")
+      expect(webhook!.headers["x-linkcheckerapi-signature"]).toBe(signature)
+
+      const raw = await postBatch(JSON.stringify({ uris: [`${fleet.http}/ok?raw=\u{1F600}`] }))
+      expect(raw.status).toBe(202)
+      expect((await json(raw)).links[0].uri).toBe(`${fleet.http}/ok?raw=\u{1F600}`)
+    } finally {
+      await receiver.close()
+    }
   })
 })
 

@@ -17,7 +17,24 @@ const BooleanFromString = Schema.transform(
   { strict: true, decode: (text) => text === "true", encode: (flag) => (flag ? "true" : "false") }
 )
 
-const NonBlank = Schema.String.pipe(
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/**
+ * Text that can be stored and sent on: no NUL character (PostgreSQL text cannot hold one) and no half of a
+ * surrogate pair (not a character at all; JSON escapes such as `"\ud800"` produce one).
+ */
+const storable = (text: Schema.Schema<string>) =>
+  text.pipe(
+    Schema.filter((value) => !value.includes("\u0000") || "must not contain NUL characters (U+0000)"),
+    Schema.filter((value) =>
+      !UNPAIRED_SURROGATE.test(value) ||
+      "must not contain unpaired surrogates (a \\uD800-\\uDFFF escape without its other half)"
+    )
+  )
+
+const StorableString = storable(Schema.String)
+
+const NonBlank = StorableString.pipe(
   Schema.filter((text) => text.trim() !== "", { message: () => "must not be blank" })
 )
 
@@ -32,7 +49,7 @@ export type CheckParams = typeof CheckParams.Type
 export const Priority = Schema.Literal("high", "low").annotations({ message: () => "must be high or low" })
 export type Priority = typeof Priority.Type
 
-const WebhookUri = Schema.String.pipe(
+const WebhookUri = StorableString.pipe(
   Schema.filter((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), {
     message: () => "must be an absolute http or https URL"
   })
@@ -40,7 +57,7 @@ const WebhookUri = Schema.String.pipe(
 
 /** Empty strings in `uris` are dropped before the size rules apply. */
 const Uris = Schema.transform(
-  Schema.Array(Schema.String.annotations({ message: () => "must be an array of strings" })),
+  Schema.Array(storable(Schema.String.annotations({ message: () => "must be an array of strings" }))),
   Schema.Array(Schema.String),
   { strict: true, decode: (uris) => uris.filter((uri) => uri.trim() !== ""), encode: (uris) => uris }
 ).pipe(
@@ -54,7 +71,7 @@ export const CreateBatchBody = Schema.Struct({
   checked_within: Schema.optionalWith(Seconds, { default: () => DEFAULT_CHECKED_WITHIN_SECONDS }),
   priority: Schema.optionalWith(Priority, { default: () => "high" as const }),
   webhook_uri: Schema.optional(WebhookUri),
-  webhook_secret_token: Schema.optional(Schema.String)
+  webhook_secret_token: Schema.optional(StorableString)
 })
 export type CreateBatchBody = typeof CreateBatchBody.Type
 

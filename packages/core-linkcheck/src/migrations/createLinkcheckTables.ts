@@ -1,8 +1,4 @@
-import { SqlClient } from "@effect/sql/SqlClient"
-import { Effect } from "effect"
-
-const statements = (...texts: ReadonlyArray<string>) =>
-  Effect.flatMap(SqlClient, (sql) => Effect.forEach(texts, (text) => sql.unsafe(text), { discard: true }))
+import { statements } from "./statements"
 
 /** Checks, the batches that share them, and the webhook attempts of each batch. Priority: 1 high, 0 low. */
 export const createLinkcheckTables = statements(

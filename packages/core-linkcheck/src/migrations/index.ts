@@ -5,6 +5,7 @@ import {
   indexWaitingChecksByHost,
   trackWorkersAndFinalAttempts
 } from "./createLinkcheckTables"
+import { indexChecksByHashes } from "./indexChecksByHashes"
 
 /** Creates the `linkcheck` schema and brings its tables up to date; safe to run from several copies at once. */
 export const migrate = migrateSchema({
@@ -14,6 +15,7 @@ export const migrate = migrateSchema({
     "1_create_linkcheck": createLinkcheckTables,
     "2_index_waiting_checks_by_host": indexWaitingChecksByHost,
     "3_index_claimed_checks_by_host": indexClaimedChecksByHost,
-    "4_track_workers_and_final_attempts": trackWorkersAndFinalAttempts
+    "4_index_checks_by_hashes": indexChecksByHashes,
+    "5_track_workers_and_final_attempts": trackWorkersAndFinalAttempts
   }
 })

@@ -79,6 +79,12 @@ const isBatchId = (id: number) => Number.isSafeInteger(id) && id > 0
 
 const timestamp = (date: Date) => date.toISOString()
 
+/**
+ * Checks are indexed by the SHA-256 of their uri and host, as a btree entry cannot hold a long text: this is the SQL
+ * of that hash of a text column. Lookups by uri compare the uri too, so a collision cannot find another uri's check.
+ */
+const sha256Of = (column: string) => `sha256(convert_to(${column}, 'UTF8'))`
+
 const checkRecordOf = (row: CheckRow): CheckRecord => ({
   id: row.id,
   uri: row.uri,
@@ -114,6 +120,8 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient
   const checkColumns = sql.literal(CHECK_COLUMNS)
   const batchColumns = sql.literal(BATCH_COLUMNS)
+  const sha256 = (column: string) => sql.literal(sha256Of(column))
+  const sha256Param = (text: string) => sql`sha256(convert_to(${text}::text, 'UTF8'))`
 
   const storeFailure = (operation: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.mapError(effect, (cause) => new StoreError({ message: `linkcheck store: ${operation} failed`, cause }))
@@ -139,7 +147,8 @@ const make = Effect.gen(function*() {
   const findCheck = (uri: string, options: { readonly since: Date; readonly completedOnly: boolean }) =>
     sql`
       SELECT ${checkColumns} FROM linkcheck.checks c
-      WHERE c.uri = ${uri} AND c.created_at >= ${timestamp(options.since)}::timestamptz
+      WHERE c.uri_hash = ${sha256Param(uri)} AND c.uri = ${uri}::text
+        AND c.created_at >= ${timestamp(options.since)}::timestamptz
       ${sql.literal(options.completedOnly ? "AND c.completed_at IS NOT NULL" : "")}
       ORDER BY c.created_at DESC, c.id DESC
       LIMIT 1
@@ -151,13 +160,15 @@ const make = Effect.gen(function*() {
 
   const createCheck = (input: Parameters<Store["createCheck"]>[0]) =>
     sql`
-      INSERT INTO linkcheck.checks AS c (uri, host, priority, created_at, claimed_by, claimed_until, claimed_at, attempts)
-      VALUES (
-        ${input.uri}, ${hostOf(input.uri)}, ${storedPriority(input.priority)}::smallint,
+      INSERT INTO linkcheck.checks AS c (
+        uri, uri_hash, host, host_hash, priority, created_at, claimed_by, claimed_until, claimed_at, attempts
+      )
+      SELECT
+        n.uri, ${sha256("n.uri")}, n.host, ${sha256("n.host")}, ${storedPriority(input.priority)}::smallint,
         ${timestamp(input.now)}::timestamptz, ${input.claim?.workerId ?? null}::text,
         ${input.claim ? timestamp(input.claim.until) : null}::timestamptz,
         ${input.claim ? timestamp(input.now) : null}::timestamptz, ${input.claim ? 1 : 0}::integer
-      )
+      FROM (SELECT ${input.uri}::text AS uri, ${hostOf(input.uri)}::text AS host) n
       RETURNING ${checkColumns}
     `.pipe(
       Effect.flatMap(decodeRows(CheckRow)),
@@ -170,9 +181,10 @@ const make = Effect.gen(function*() {
     sql`
       SELECT ${checkColumns} FROM linkcheck.checks c
       WHERE c.id IN (
-        SELECT DISTINCT ON (r.uri) r.id FROM linkcheck.checks r
-        WHERE r.uri IN (SELECT jsonb_array_elements_text(${JSON.stringify(uris)}::jsonb))
-          AND r.created_at >= ${timestamp(since)}::timestamptz
+        SELECT DISTINCT ON (r.uri) r.id
+        FROM jsonb_array_elements_text(${JSON.stringify(uris)}::jsonb) AS wanted(uri)
+        JOIN linkcheck.checks r ON r.uri_hash = ${sha256("wanted.uri")} AND r.uri = wanted.uri
+        WHERE r.created_at >= ${timestamp(since)}::timestamptz
         ORDER BY r.uri, r.created_at DESC, r.id DESC
       )
       ORDER BY c.id
@@ -187,8 +199,9 @@ const make = Effect.gen(function*() {
 
   const insertChecks = (uris: ReadonlyArray<string>, priority: CheckPriority, now: Date) =>
     sql`
-      INSERT INTO linkcheck.checks AS c (uri, host, priority, created_at)
-      SELECT n.uri, n.host, ${storedPriority(priority)}::smallint, ${timestamp(now)}::timestamptz
+      INSERT INTO linkcheck.checks AS c (uri, uri_hash, host, host_hash, priority, created_at)
+      SELECT n.uri, ${sha256("n.uri")}, n.host, ${sha256("n.host")}, ${storedPriority(priority)}::smallint,
+        ${timestamp(now)}::timestamptz
       FROM jsonb_to_recordset(${JSON.stringify(uris.map((uri) => ({ uri, host: hostOf(uri) })))}::jsonb)
         AS n(uri text, host text)
       RETURNING ${checkColumns}
@@ -267,6 +280,7 @@ const make = Effect.gen(function*() {
    * A claim looks at the first waiting checks of each host only: as many as the host's allowance (see `ClaimRequest`)
    * leaves. Two copies claiming at once therefore contend for the same first checks of a host, and the one that finds
    * them taken (SKIP LOCKED, or rechecked once their claim commits) takes none of that host's others.
+   * Hosts are told apart by their hash alone: a collision would only make two hosts share one limit.
    */
   const claimChecks = (request: ClaimRequest) => {
     const limit = Math.max(0, Math.floor(request.limit))
@@ -286,33 +300,33 @@ const make = Effect.gen(function*() {
         FROM live
       ),
       held_by_others AS (
-        SELECT host, count(*)::integer AS checks FROM linkcheck.checks
+        SELECT host_hash, count(*)::integer AS checks FROM linkcheck.checks
         WHERE completed_at IS NULL AND claimed_until >= ${now}::timestamptz AND claimed_by <> ${request.workerId}
-        GROUP BY host
+        GROUP BY host_hash
       ),
       held_by_worker AS (
-        SELECT f.key AS host, f.value::integer AS checks
+        SELECT ${sha256("f.key")} AS host_hash, f.value::integer AS checks
         FROM jsonb_each_text(${JSON.stringify(Object.fromEntries(request.heldByHost))}::jsonb) f
       ),
       allowances AS (
-        SELECT h.host, greatest(
+        SELECT h.host_hash, greatest(
           least(
             CASE WHEN o.checks IS NULL THEN ${perHost}::integer + m.ahead ELSE ${perHost}::integer - o.checks END,
             m.share + m.ahead
           ) - coalesce(w.checks, 0),
           0
         ) AS allowance
-        FROM (SELECT DISTINCT host FROM linkcheck.checks WHERE completed_at IS NULL) h
+        FROM (SELECT DISTINCT host_hash FROM linkcheck.checks WHERE completed_at IS NULL) h
         CROSS JOIN limits m
-        LEFT JOIN held_by_others o ON o.host = h.host
-        LEFT JOIN held_by_worker w ON w.host = h.host
+        LEFT JOIN held_by_others o ON o.host_hash = h.host_hash
+        LEFT JOIN held_by_worker w ON w.host_hash = h.host_hash
       ),
       claimable AS (
         SELECT c.id, c.priority
         FROM allowances a
         CROSS JOIN LATERAL (
           SELECT k.id, k.priority FROM linkcheck.checks k
-          WHERE k.host = a.host AND k.completed_at IS NULL
+          WHERE k.host_hash = a.host_hash AND k.completed_at IS NULL
             AND (k.claimed_until IS NULL OR k.claimed_until < ${now}::timestamptz)
           ORDER BY k.priority DESC, k.id
           LIMIT a.allowance

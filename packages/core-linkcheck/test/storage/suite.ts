@@ -83,6 +83,27 @@ const complete = (ids: ReadonlyArray<string>, now: Date, result: CheckResult = o
     return yield* Effect.forEach(ids, (id) => completeOne(store, { id, workerId: "completer", result, now }))
   })
 
+/**
+ * Text that does not compress, so the database stores it at full length: a seeded generator, so that a failure
+ * can be repeated.
+ */
+const incompressible = (length: number, seed: number) => {
+  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+  let state = seed >>> 0
+  let text = ""
+  for (let i = 0; i < length; i++) {
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0
+    text += alphabet[(state >>> 16) % alphabet.length]
+  }
+  return text
+}
+
+/** A uri of exactly `length` characters, its path random. */
+const longUri = (length: number, seed: number) => {
+  const prefix = "https://long.example/"
+  return prefix + incompressible(length - prefix.length, seed)
+}
+
 export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<StoreUnderTest, unknown>) => {
   const test = (title: string, body: () => Effect.Effect<void, unknown, StoreUnderTest>, timeout?: number) =>
     it.effect(title, () => Effect.suspend(body).pipe(Effect.provide(makeLayer())), timeout)
@@ -628,6 +649,87 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
             expect(completedByCheck).toBe(batch.completedAt === null)
           }
         }))
+    })
+
+    describe("long values", () => {
+      describe.each([
+        ["3,000", 3_000],
+        ["1 MB", 1_000_000]
+      ])("a uri of %s characters", (_, length) => {
+        test("is stored by a check, found again and reused within the window", () =>
+          Effect.gen(function*() {
+            const store = yield* LinkcheckStore
+            const uri = longUri(length, 1)
+            const sharingItsStart = `${uri.slice(0, -1)}!`
+            const check = yield* store.createCheck({ uri, priority: "high", now: start })
+            expect(check.uri).toBe(uri)
+            expect(yield* store.findCheck(uri, { since: start, completedOnly: false })).toEqual(Option.some(check))
+            expect(yield* store.findCheck(sharingItsStart, { since: start, completedOnly: false })).toEqual(
+              Option.none()
+            )
+
+            const batch = yield* newBatch([uri, sharingItsStart, uri], { now: at(1) })
+            expect(batch.checks.map((reused) => reused.id)).toEqual([check.id, batch.checks[1]!.id, check.id])
+            expect(batch.checks[1]!.id).not.toBe(check.id)
+            expect(batch.checks[1]!.uri).toBe(sharingItsStart)
+          }), 60_000)
+
+        test("is stored by a batch, found again, completed and reused within the window", () =>
+          Effect.gen(function*() {
+            const store = yield* LinkcheckStore
+            const uri = longUri(length, 2)
+            const batch = yield* newBatch(["https://short.example/", uri])
+            expect(batch.checks.map((check) => check.uri)).toEqual(["https://short.example/", uri])
+            expect(yield* store.findBatch(batch.id)).toEqual(Option.some(batch))
+            const found = yield* store.findCheck(uri, { since: start, completedOnly: false })
+            expect(Option.map(found, (check) => check.id)).toEqual(Option.some(batch.checks[1]!.id))
+
+            const claimed = yield* claim()
+            expect(new Set(uris(claimed))).toEqual(new Set(["https://short.example/", uri]))
+            yield* Effect.forEach(claimed, (check) =>
+              completeOne(store, { id: check.id, workerId: "worker-a", result: broken, now: at(5) }))
+            const completed = yield* store.findCheck(uri, { since: start, completedOnly: true })
+            expect(Option.map(completed, (check) => check.result)).toEqual(Option.some(broken))
+
+            const again = yield* newBatch([uri], { now: at(10) })
+            expect(again.checks.map((check) => check.id)).toEqual([batch.checks[1]!.id])
+            expect(again.completedAt).toEqual(at(5))
+            const outsideWindow = yield* newBatch([uri], { reuseSince: at(10), now: at(10) })
+            expect(outsideWindow.checks[0]!.id).not.toBe(batch.checks[1]!.id)
+          }), 60_000)
+      })
+
+      test("a host of 3,000 random characters is claimed and limited like any other", () =>
+        Effect.gen(function*() {
+          const host = `${incompressible(3_000, 3)}.example`
+          const other = `${incompressible(3_000, 4)}.example`
+          yield* claimedCheck(`https://${host}/in-a-request`, "worker-x")
+          yield* newBatch([`https://${host}/1`, `https://${host}/2`, `https://${other}/1`, `https://${other}/2`])
+
+          const claimed = yield* claim({ perHost: 2 })
+          expect(uris(claimed)).toEqual([`https://${host}/1`, `https://${other}/1`, `https://${other}/2`])
+          expect(claimed.map((check) => check.host)).toEqual([host, other, other])
+          expect(yield* claim({ perHost: 2, workerId: "worker-b" })).toEqual([])
+          expect(uris(yield* claim({ perHost: 3, workerId: "worker-b" }))).toEqual([`https://${host}/2`])
+        }), 60_000)
+
+      test("a webhook uri and secret token of 1 MB each are stored and read back", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const webhook = { uri: longUri(1_000_000, 5), secretToken: incompressible(1_000_000, 6) }
+          const batch = yield* store.createBatch({
+            uris: ["https://example.com/"],
+            priority: "high",
+            reuseSince: null,
+            webhook,
+            now: start
+          })
+          expect(batch.webhook).toEqual(webhook)
+          expect(Option.map(yield* store.findBatch(batch.id), (found) => found.webhook)).toEqual(Option.some(webhook))
+          const [check] = yield* claim()
+          const completed = yield* completeOne(store, { id: check!.id, workerId: "worker-a", result: ok, now: at(1) })
+          expect(completed).toEqual(Option.some({ completedBatches: [{ id: batch.id, webhook }] }))
+        }), 60_000)
     })
 
     describe("webhook attempts", () => {

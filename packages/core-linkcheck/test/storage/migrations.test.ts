@@ -1,0 +1,114 @@
+import { migrateSchema } from "@civicstack/jobs"
+import { PgliteClient } from "@civicstack/sql-pglite"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql/SqlClient"
+import type { Layer } from "effect"
+import { Effect, Option } from "effect"
+import { randomBytes } from "node:crypto"
+import { createTestDatabase as createDatabase, testPool } from "../../../../test-support/postgres"
+import { hostOf } from "../../src/domain/check"
+import {
+  createLinkcheckTables,
+  indexClaimedChecksByHost,
+  indexWaitingChecksByHost
+} from "../../src/migrations/createLinkcheckTables"
+import { migrate } from "../../src/migrations/index"
+import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
+import { layerSql } from "../../src/storage/sql"
+
+/** The schema as it was before checks were indexed by hashes. */
+const migrateBeforeHashes = migrateSchema({
+  schema: "linkcheck",
+  lockKey: 5_463_118_920,
+  migrations: {
+    "1_create_linkcheck": createLinkcheckTables,
+    "2_index_waiting_checks_by_host": indexWaitingChecksByHost,
+    "3_index_claimed_checks_by_host": indexClaimedChecksByHost
+  }
+})
+
+const start = new Date("2024-03-01T12:00:00.000Z")
+const at = (seconds: number) => new Date(start.getTime() + seconds * 1000)
+
+/** Checks written by the store before the migration: one completed, one held by a worker, two waiting. */
+const checksOfTheOldSchema = Effect.flatMap(SqlClient, (sql) => {
+  const row = (uri: string, fields: Record<string, unknown>) => ({ uri, host: hostOf(uri), ...fields })
+  const rows = [
+    row("https://done.example/", { completed_at: at(1), status: "ok", errors: [], warnings: [], danger: [] }),
+    row("https://busy.example/held", { claimed_by: "worker-x", claimed_until: at(3600) }),
+    row("https://busy.example/waiting", {}),
+    row("https://ünïcode.example/ça", {})
+  ]
+  return sql<{ id: string; uri: string }>`
+    INSERT INTO linkcheck.checks (uri, host, priority, created_at, completed_at, status, errors, warnings, danger,
+      claimed_by, claimed_until, attempts)
+    SELECT r.uri, r.host, 1, ${start.toISOString()}::timestamptz, r.completed_at, r.status, r.errors, r.warnings,
+      r.danger, r.claimed_by, r.claimed_until, 0
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(uri text, host text, completed_at timestamptz,
+      status text, errors jsonb, warnings jsonb, danger jsonb, claimed_by text, claimed_until timestamptz)
+    RETURNING id::text AS id, uri
+  `
+})
+
+const migrationSuite = (name: string, makeDatabase: () => Layer.Layer<SqlClient, unknown>) =>
+  describe(`the migration to hashed indexes on ${name}`, () => {
+    it.effect("keeps existing checks findable, reusable and limited per host", () =>
+      Effect.gen(function*() {
+        yield* migrateBeforeHashes
+        const old = yield* checksOfTheOldSchema
+        const idOf = (uri: string) => old.find((row) => row.uri === uri)!.id
+        yield* migrate
+
+        const store = yield* LinkcheckStore
+        const done = yield* store.findCheck("https://done.example/", { since: start, completedOnly: true })
+        expect(Option.map(done, (check) => check.id)).toEqual(Option.some(idOf("https://done.example/")))
+        const batch = yield* store.createBatch({
+          uris: [
+            "https://ünïcode.example/ça",
+            "https://done.example/",
+            "https://new.example/",
+            "https://busy.example/new"
+          ],
+          priority: "high",
+          reuseSince: start,
+          webhook: null,
+          now: at(10)
+        })
+        expect(batch.checks.slice(0, 2).map((check) => check.id)).toEqual([
+          idOf("https://ünïcode.example/ça"),
+          idOf("https://done.example/")
+        ])
+
+        const claimed = yield* store.claimChecks({
+          workerId: "worker-a",
+          now: at(10),
+          claimUntil: at(70),
+          limit: 10,
+          perHost: 1,
+          aheadPerHost: 0,
+          heldByHost: new Map(),
+          lowPriorityQuota: 0,
+          workersAliveSince: at(0)
+        })
+        // busy.example is at its limit with the check worker-x held before the migration
+        expect(claimed.map((check) => check.uri).sort()).toEqual(["https://new.example/", "https://ünïcode.example/ça"])
+
+        const longUri = `https://busy.example/${randomBytes(2000).toString("base64url")}`
+        const check = yield* store.createCheck({ uri: longUri, priority: "high", now: at(20) })
+        expect(yield* store.findCheck(longUri, { since: start, completedOnly: false })).toEqual(Option.some(check))
+      }).pipe(Effect.provide(layerSql), Effect.provide(makeDatabase())), 60_000)
+  })
+
+migrationSuite("PGlite", () => PgliteClient.layer({}))
+
+const serverUrl = process.env["TEST_DATABASE_URL"]
+describe.skipIf(serverUrl === undefined)("PostgreSQL", () => {
+  let database: Awaited<ReturnType<typeof createDatabase>> | undefined
+  // a database of its own, left unmigrated: the test applies the migrations itself
+  beforeAll(async () => {
+    database = await createDatabase(serverUrl!, "lcmigrate", Effect.void)
+  })
+  afterAll(() => database?.drop())
+
+  migrationSuite("PostgreSQL", () => testPool(database!.url))
+})
