@@ -1,7 +1,7 @@
 import { JobQueue, layerMemory as jobQueueMemory, runSchedules } from "@civicstack/jobs"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Layer, Schedule } from "effect"
-import { Checker } from "./services/Checker"
+import { LinkInspector } from "./services/LinkInspector"
 import { CheckSignal } from "./services/CheckSignal"
 import { runScheduler } from "./services/CheckScheduler"
 import { cleanupSchedule, runCleanupWorker } from "./services/cleanup"
@@ -29,7 +29,7 @@ const partsLayer = (settings: LinkcheckSettings) =>
         settings,
         store,
         jobs,
-        checker: yield* Checker,
+        inspector: yield* LinkInspector,
         signal: yield* CheckSignal,
         webhookTransport: yield* WebhookTransport,
         completion: makeCompletion(store, jobs)
@@ -37,8 +37,8 @@ const partsLayer = (settings: LinkcheckSettings) =>
     })
   ).pipe(
     Layer.provide(Layer.mergeAll(
-      Checker.layer({
-        ...settings.checker,
+      LinkInspector.layer({
+        ...settings.inspector,
         allowPrivateAddresses: settings.allowPrivateAddresses,
         suspiciousDomains: settings.suspiciousDomains,
         internalDomains: settings.internalDomains,

@@ -1,5 +1,5 @@
 import { Duration } from "effect"
-import type { CheckerConfig } from "./services/checker/config"
+import type { InspectorConfig } from "./services/inspector/config"
 import type { SchedulerOptions } from "./services/CheckScheduler"
 
 /** How an embedded link checking service behaves; every field has a default (`defaultLinkcheckSettings`). */
@@ -21,9 +21,9 @@ export interface LinkcheckSettings {
   /** Webhooks delivered at once by this process. */
   readonly webhookConcurrency: number
   /** Resolves host names for checks and webhooks instead of the system resolver (tests and benches). */
-  readonly resolver?: CheckerConfig["lookup"]
-  /** Finer settings of the checker (timeouts, user agent) and the scheduler (poll interval, prefetch). */
-  readonly checker?: Partial<Omit<CheckerConfig, "allowPrivateAddresses" | "suspiciousDomains" | "internalDomains">>
+  readonly resolver?: InspectorConfig["lookup"]
+  /** Finer settings of the requests a check makes (timeouts, user agent) and the scheduler (poll interval, prefetch). */
+  readonly inspector?: Partial<Omit<InspectorConfig, "allowPrivateAddresses" | "suspiciousDomains" | "internalDomains">>
   readonly scheduler?: Partial<Pick<SchedulerOptions, "pollInterval" | "prefetch" | "perHostInterval" | "maxAttempts">>
 }
 

@@ -7,7 +7,7 @@ export const isFollowableRedirect = (status: number, location: string | undefine
   redirectStatuses.has(status) && location !== undefined && location.trim() !== ""
 
 /** Statuses worth asking again in a background check: the website asked us to come back later. */
-export const isRetryableStatus = (status: number): boolean => status === 429 || status === 503
+export const isRetriedInBackground = (status: number): boolean => status === 429 || status === 503
 
 /**
  * The problem of a final (not followed) response, or null for 200. `cfMitigated` is the

@@ -106,7 +106,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       maxAttempts: yield* countOption("runScheduler", "maxAttempts", given.maxAttempts, 1)
     }
     const prefetch = yield* countOption("runScheduler", "prefetch", given.prefetch ?? settings.concurrency / 2, 0)
-    const { checker, completion, signal, store } = yield* LinkcheckParts
+    const { completion, inspector, signal, store } = yield* LinkcheckParts
     const workerId = `linkcheck-${crypto.randomUUID()}`
     const hostname = Os.hostname()
     /** Claimed and being checked: these count against the concurrency limits. */
@@ -197,7 +197,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       Effect.gen(function*() {
         const result = check.attempts > settings.maxAttempts
           ? checkFailedOutcome
-          : yield* waitForHostTurn(check.host).pipe(Effect.zipRight(checker.check(check.uri, { background: true })))
+          : yield* waitForHostTurn(check.host).pipe(Effect.zipRight(inspector.inspect(check.uri, { background: true })))
         yield* Queue.offer(results, { id: check.id, result })
       }).pipe(
         Effect.onExit((exit) =>

@@ -52,7 +52,7 @@ const reuseSince = (at: Date, checkedWithin: Duration.DurationInput | undefined)
 export const linkCheckerFromParts = Layer.effect(
   LinkChecker,
   Effect.gen(function*() {
-    const { checker, completion, signal, store } = yield* LinkcheckParts
+    const { completion, inspector, signal, store } = yield* LinkcheckParts
 
     /** Runs a new check inside the call, holding its claim so that no worker starts it too. */
     const checkNow = (uri: string, at: Date) =>
@@ -65,7 +65,7 @@ export const linkCheckerFromParts = Layer.effect(
           Effect.delay(CLAIM_RENEWAL),
           Effect.forever
         )
-        const result = yield* Effect.raceFirst(checker.check(uri, { background: false }), keepClaim)
+        const result = yield* Effect.raceFirst(inspector.inspect(uri, { background: false }), keepClaim)
         const completedAt = yield* now
         yield* completion.recordResults({ workerId, now: completedAt, results: [{ id: created.id, result }] })
         return toLink({ ...created, completedAt, result })

@@ -2,7 +2,7 @@ import type { JobQueue } from "@civicstack/jobs"
 import { Context } from "effect"
 import type { LinkcheckSettings } from "../settings"
 import type { LinkcheckStore } from "../storage/LinkcheckStore"
-import type { Checker } from "./Checker"
+import type { LinkInspector } from "./LinkInspector"
 import type { CheckSignal } from "./CheckSignal"
 import type { Completion } from "./completion"
 import type { WebhookTransport } from "./webhookTransport"
@@ -15,7 +15,7 @@ export class LinkcheckParts extends Context.Tag("@civicstack/core-linkcheck/Link
   readonly settings: LinkcheckSettings
   readonly store: Context.Tag.Service<LinkcheckStore>
   readonly jobs: Context.Tag.Service<JobQueue>
-  readonly checker: Context.Tag.Service<Checker>
+  readonly inspector: Context.Tag.Service<LinkInspector>
   readonly signal: Context.Tag.Service<CheckSignal>
   readonly completion: Completion
   readonly webhookTransport: Context.Tag.Service<WebhookTransport>

@@ -170,7 +170,7 @@ describe("batches through the service", () => {
     Effect.gen(function*() {
       const store = Layer.succeedContext(yield* Layer.build(layerMemory))
       const copy = (name: string) =>
-        Layer.build(runningLinkcheck(fleet, store, { concurrency: 64, perHostConcurrency: 4, checker: { userAgent: name } }))
+        Layer.build(runningLinkcheck(fleet, store, { concurrency: 64, perHostConcurrency: 4, inspector: { userAgent: name } }))
       const first = Context.get(yield* copy("copy-1"), LinkChecker)
       yield* copy("copy-2")
       const host = `shared-out.test:${fleet.httpPort}`

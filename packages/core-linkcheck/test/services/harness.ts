@@ -15,7 +15,7 @@ export const fleetSettings = (fleet: FixtureFleet, overrides: Partial<LinkcheckS
   allowPrivateAddresses: true,
   resolver: fleet.lookup,
   ...overrides,
-  checker: { responseTimeout: "1 minute", slowThreshold: "1 minute", ...overrides.checker },
+  inspector: { responseTimeout: "1 minute", slowThreshold: "1 minute", ...overrides.inspector },
   scheduler: { pollInterval: "50 millis", ...overrides.scheduler }
 })
 

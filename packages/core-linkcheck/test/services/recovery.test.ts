@@ -115,7 +115,7 @@ describe("claims", () => {
       yield* Fiber.interrupt(inRequest)
       yield* TestClock.adjust("31 seconds")
       expect((yield* claimEverything("another-worker")).map((check) => check.uri)).toEqual([`${fleet.silent}/never`])
-    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory, { checker: { responseTimeout: "10 minutes" } }))))
+    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory, { inspector: { responseTimeout: "10 minutes" } }))))
 })
 
 describe("webhook delivery", () => {

@@ -13,7 +13,7 @@ afterAll(() => fleet.close())
 const redirectTo = (location: string, status = 302) =>
   `${fleet.http}/redirect/to?location=${encodeURIComponent(location)}&status=${status}`
 
-describe("Checker: redirects", () => {
+describe("LinkInspector: redirects", () => {
   it.live("one redirect to a working page is ok", () =>
     Effect.gen(function*() {
       expectOk(yield* checkLink(fleet, `${fleet.http}/redirect/chain/1`))

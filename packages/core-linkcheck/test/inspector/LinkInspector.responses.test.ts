@@ -10,7 +10,7 @@ beforeAll(async () => {
 })
 afterAll(() => fleet.close())
 
-describe("Checker: responses", () => {
+describe("LinkInspector: responses", () => {
   it.live("a 200 page is ok, requested once with GET, the configured User-Agent and Accept", () =>
     Effect.gen(function*() {
       const outcome = yield* checkLink(fleet, `${fleet.http}/ok?headers`, { config: { userAgent: "TestBrowser/1.0 checker" } })

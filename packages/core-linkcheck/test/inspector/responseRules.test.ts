@@ -4,7 +4,7 @@ import {
   hasMatureRating,
   isFollowableRedirect,
   isHtml,
-  isRetryableStatus,
+  isRetriedInBackground,
   problemForStatus
 } from "../../src/domain/responseRules"
 
@@ -40,9 +40,9 @@ describe("isFollowableRedirect", () => {
   })
 })
 
-describe("isRetryableStatus", () => {
+describe("isRetriedInBackground", () => {
   it("is true for 429 and 503 only", () => {
-    expect([429, 503, 500, 502, 504, 404].map(isRetryableStatus)).toEqual([true, true, false, false, false, false])
+    expect([429, 503, 500, 502, 504, 404].map(isRetriedInBackground)).toEqual([true, true, false, false, false, false])
   })
 })
 

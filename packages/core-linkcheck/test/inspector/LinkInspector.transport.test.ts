@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Logger, LogLevel } from "effect"
-import { Checker } from "../../src/services/Checker"
+import { LinkInspector } from "../../src/services/LinkInspector"
 import { startFixtureFleet } from "../fixtures/fleet"
 import type { FixtureFleet } from "../fixtures/fleet"
 import { checkLink, expectEndUserSentences, expectSingleProblem, testConfig } from "./support"
@@ -11,7 +11,7 @@ beforeAll(async () => {
 })
 afterAll(() => fleet.close())
 
-describe("Checker: connections", () => {
+describe("LinkInspector: connections", () => {
   it.live("a refused connection: website unavailable", () =>
     Effect.gen(function*() {
       const outcome = yield* checkLink(fleet, `${fleet.refusedPort}/`)
@@ -87,29 +87,29 @@ describe("Checker: connections", () => {
   it.live("connections are kept alive and reused between checks", () =>
     Effect.gen(function*() {
       const before = fleet.httpConnectionCount()
-      const checker = yield* Checker
+      const inspector = yield* LinkInspector
       for (let n = 1; n <= 10; n++) {
-        expect((yield* checker.check(`${fleet.http}/ok?reuse=${n}`, { background: false })).status).toBe("ok")
+        expect((yield* inspector.inspect(`${fleet.http}/ok?reuse=${n}`, { background: false })).status).toBe("ok")
       }
       // undici may open a second connection while the first is being handed back to the pool.
       expect(fleet.httpConnectionCount() - before).toBeLessThanOrEqual(2)
-    }).pipe(Effect.provide(Checker.layer(testConfig(fleet)))))
+    }).pipe(Effect.provide(LinkInspector.layer(testConfig(fleet)))))
 
   it.live("no more than perHostConnections connections are opened to one origin", () =>
     Effect.gen(function*() {
       const before = fleet.httpConnectionCount()
-      const checker = yield* Checker
+      const inspector = yield* LinkInspector
       const outcomes = yield* Effect.forEach(
         [1, 2, 3, 4, 5, 6, 7, 8],
-        (n) => checker.check(`${fleet.http}/slow?ms=50&n=${n}`, { background: false }),
+        (n) => inspector.inspect(`${fleet.http}/slow?ms=50&n=${n}`, { background: false }),
         { concurrency: "unbounded" }
       )
       expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(8).fill("ok"))
       expect(fleet.httpConnectionCount() - before).toBe(2)
-    }).pipe(Effect.provide(Checker.layer(testConfig(fleet, { perHostConnections: 2, slowThreshold: "10 seconds" })))))
+    }).pipe(Effect.provide(LinkInspector.layer(testConfig(fleet, { perHostConnections: 2, slowThreshold: "10 seconds" })))))
 })
 
-describe("Checker: private address guard (allowPrivateAddresses false)", () => {
+describe("LinkInspector: private address guard (allowPrivateAddresses false)", () => {
   const guarded = { allowPrivateAddresses: false }
   const cases = [
     { name: "an IPv4 loopback literal", uri: () => `${fleet.http}/ok?guard-literal` },
@@ -161,7 +161,7 @@ describe("Checker: private address guard (allowPrivateAddresses false)", () => {
     }))
 })
 
-describe("Checker: URL rules", () => {
+describe("LinkInspector: URL rules", () => {
   const noRequestCases = [
     { uri: "not a url at all", status: "broken", summary: "Invalid URL", severity: "error" },
     { uri: "www.example.org/page", status: "broken", summary: "Invalid URL", severity: "error" },
@@ -223,7 +223,7 @@ describe("Checker: URL rules", () => {
   }
 })
 
-describe("Checker: internal failures", () => {
+describe("LinkInspector: internal failures", () => {
   it.live("a defect inside a check becomes the check-failed warning, not a failure", () =>
     Effect.gen(function*() {
       const outcome = yield* checkLink(fleet, `${fleet.http}/ok?defect`, {

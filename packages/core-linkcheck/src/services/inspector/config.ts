@@ -3,7 +3,7 @@ import type { DomainLists } from "../../domain/urlRules"
 import type { Resolver } from "@civicstack/outbound"
 import type { RetryPolicy } from "./retryDelay"
 
-export interface CheckerConfig extends DomainLists {
+export interface InspectorConfig extends DomainLists {
   readonly userAgent: string
   readonly connectTimeout: Duration.DurationInput
   /** Time allowed until the response headers arrive. */
@@ -21,7 +21,7 @@ export interface CheckerConfig extends DomainLists {
   readonly lookup?: Resolver
 }
 
-export const defaultCheckerConfig: CheckerConfig = {
+export const defaultInspectorConfig: InspectorConfig = {
   userAgent: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) " +
     "Chrome/131.0.0.0 Safari/537.36 civicstack-linkcheck/0.1 (+https://github.com/civicstack)",
   connectTimeout: "15 seconds",

@@ -16,7 +16,7 @@ const realPause = (millis: number) => Effect.promise(() => new Promise((resolve)
 const waitUntil = (condition: Effect.Effect<boolean>): Effect.Effect<void> =>
   Effect.flatMap(condition, (done) => (done ? Effect.void : Effect.zipRight(realPause(5), waitUntil(condition))))
 
-describe("Checker: 429 and 503 retries", () => {
+describe("LinkInspector: 429 and 503 retries", () => {
   it.live("a background check retries a 429 and reports the page that follows", () =>
     Effect.gen(function*() {
       const path = "/flaky/429/twice"

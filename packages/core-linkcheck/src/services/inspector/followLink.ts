@@ -8,11 +8,11 @@ import {
   hasMatureRating,
   isFollowableRedirect,
   isHtml,
-  isRetryableStatus,
+  isRetriedInBackground,
   problemForStatus
 } from "../../domain/responseRules"
 import { assessUrl, displayUrl } from "../../domain/urlRules"
-import type { CheckerConfig } from "./config"
+import type { InspectorConfig } from "./config"
 import { chainCookies } from "./cookieJar"
 import { retryDelay } from "./retryDelay"
 import type { Transport } from "./transport"
@@ -75,7 +75,7 @@ const resolveLocation = (location: string, base: URL): URL | null => {
  * Expected failures all become findings; only defects escape.
  */
 export const followLink = (
-  config: CheckerConfig,
+  config: InspectorConfig,
   transport: Transport,
   uri: string,
   background: boolean
@@ -105,7 +105,7 @@ export const followLink = (
     const exchangePatiently = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, OutboundFailure> => {
       const attempt = (retry: number): Effect.Effect<Exchange, OutboundFailure> =>
         Effect.flatMap(exchange(url, verifyCertificate), (result) =>
-          background && isRetryableStatus(result.status) && retry <= config.retries.attempts
+          background && isRetriedInBackground(result.status) && retry <= config.retries.attempts
             ? Clock.currentTimeMillis.pipe(
               Effect.flatMap((now) => Effect.sleep(retryDelay(config.retries, retry, result.retryAfter, now))),
               Effect.zipRight(attempt(retry + 1))

@@ -1,8 +1,8 @@
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { Checker } from "../../src/services/Checker"
+import { LinkInspector } from "../../src/services/LinkInspector"
 import type { CheckResult as CheckOutcome } from "../../src/domain/check"
-import type { CheckerConfig } from "../../src/services/Checker"
+import type { InspectorConfig } from "../../src/services/LinkInspector"
 import type { FixtureFleet } from "../fixtures/fleet"
 
 /**
@@ -11,9 +11,9 @@ import type { FixtureFleet } from "../fixtures/fleet"
  */
 export const testConfig = (
   fleet: FixtureFleet,
-  overrides: Partial<CheckerConfig> = {},
+  overrides: Partial<InspectorConfig> = {},
   systemResolver = false
-): Partial<CheckerConfig> => ({
+): Partial<InspectorConfig> => ({
   allowPrivateAddresses: true,
   ...(systemResolver ? {} : { lookup: fleet.lookup }),
   connectTimeout: "500 millis",
@@ -23,18 +23,18 @@ export const testConfig = (
   ...overrides
 })
 
-/** One check with a Checker of its own. */
+/** One check with a LinkInspector of its own. */
 export const checkLink = (
   fleet: FixtureFleet,
   uri: string,
   options: {
     readonly background?: boolean
-    readonly config?: Partial<CheckerConfig>
+    readonly config?: Partial<InspectorConfig>
     readonly systemResolver?: boolean
   } = {}
 ): Effect.Effect<CheckOutcome> =>
-  Effect.flatMap(Checker, (checker) => checker.check(uri, { background: options.background ?? false })).pipe(
-    Effect.provide(Checker.layer(testConfig(fleet, options.config, options.systemResolver)))
+  Effect.flatMap(LinkInspector, (inspector) => inspector.inspect(uri, { background: options.background ?? false })).pipe(
+    Effect.provide(LinkInspector.layer(testConfig(fleet, options.config, options.systemResolver)))
   )
 
 /** Every message is a whole sentence meant for people, not an error dump. */

@@ -1,0 +1,46 @@
+import { Cause, Context, Effect, Layer } from "effect"
+import { assembleOutcome, checkFailedOutcome } from "../domain/outcome"
+import type { CheckResult } from "../domain/check"
+import { defaultInspectorConfig } from "./inspector/config"
+import type { InspectorConfig } from "./inspector/config"
+import { followLink } from "./inspector/followLink"
+import { makeTransport } from "./inspector/transport"
+
+export { defaultInspectorConfig } from "./inspector/config"
+export type { InspectorConfig } from "./inspector/config"
+
+const makeInspector = (config: InspectorConfig) =>
+  Effect.gen(function*() {
+    const transport = yield* makeTransport({
+      userAgent: config.userAgent,
+      connectTimeout: config.connectTimeout,
+      responseTimeout: config.responseTimeout,
+      perHostConnections: config.perHostConnections,
+      allowPrivateAddresses: config.allowPrivateAddresses,
+      resolve: config.lookup
+    })
+    const inspect = (uri: string, options: { readonly background: boolean }): Effect.Effect<CheckResult> =>
+      followLink(config, transport, uri, options.background).pipe(
+        Effect.map(assembleOutcome),
+        Effect.catchAllDefect((defect) =>
+          Effect.logError("Link check could not be completed", Cause.die(defect)).pipe(Effect.as(checkFailedOutcome))
+        )
+      )
+    return { inspect }
+  })
+
+/**
+ * Inspects one link for the service: URL rules, then a GET that follows redirects by hand, over pooled keep-alive
+ * connections; the result is what a check records.
+ */
+export class LinkInspector extends Context.Tag("@civicstack/core-linkcheck/LinkInspector")<LinkInspector, {
+  /**
+   * Never fails: an internal failure becomes the warning that the check could not be completed. `background: true`
+   * enables the 429/503 retries.
+   */
+  readonly inspect: (uri: string, options: { readonly background: boolean }) => Effect.Effect<CheckResult>
+}>() {
+  /** Scoped: the connection pools are closed when the layer's scope closes. */
+  static readonly layer = (config: Partial<InspectorConfig> = {}): Layer.Layer<LinkInspector> =>
+    Layer.scoped(LinkInspector, makeInspector({ ...defaultInspectorConfig, ...config }))
+}
