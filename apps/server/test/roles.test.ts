@@ -38,6 +38,26 @@ describe("RUN picks what a copy does", () => {
     }
   })
 
+  it("readiness shows the link checking backlog: pending checks, those being checked and the oldest one's age", async () => {
+    const server = await startInProcessServer({ RUN: "web", LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true" })
+    const readiness = async () =>
+      ((await (await fetch(`${server.url}/healthcheck/ready`)).json()) as { services: Record<string, unknown> }).services
+    try {
+      expect(await readiness()).toEqual({
+        linkcheck: { pending_checks: 0, claimed_checks: 0, oldest_claim_age_seconds: null }
+      })
+      await postBatch(server, [`${fleet.http}/ok?backlog=1`, `${fleet.http}/ok?backlog=2`])
+      const slow = fetch(`${server.url}/check?${new URLSearchParams({ uri: `${fleet.http}/slow?ms=1500&backlog`, synchronous: "true" })}`)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(await readiness()).toEqual({
+        linkcheck: { pending_checks: 3, claimed_checks: 1, oldest_claim_age_seconds: expect.any(Number) }
+      })
+      expect((await slow).status).toBe(200)
+    } finally {
+      await server.close()
+    }
+  })
+
   it("a copy without a service in SERVICES does not serve its routes", async () => {
     const server = await startInProcessServer({ SERVICES: "sso" })
     try {

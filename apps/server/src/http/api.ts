@@ -10,6 +10,7 @@ import { Draining } from "./draining"
 import { docsRoutes } from "./docs"
 import { requestGuard } from "./errorEnvelope"
 import { HealthApi, NotReady, Ready } from "./health"
+import { ReadinessSections } from "./readiness"
 
 const healthApi = HttpApi.make("civicstack").add(HealthApi)
 
@@ -20,6 +21,7 @@ const HealthLive = HttpApiBuilder.group(healthApi, "health", (handlers) =>
     const sql = yield* SqlClient.SqlClient
     const jobs = yield* JobQueue
     const draining = yield* Draining
+    const sections = yield* ReadinessSections
     return handlers
       .handle("live", () => Effect.succeed({ status: "ok" as const }))
       .handle("ready", () =>
@@ -35,9 +37,13 @@ const HealthLive = HttpApiBuilder.group(healthApi, "health", (handlers) =>
           const queues = yield* jobs.stats.pipe(
             Effect.catchAll((error) => new NotReady({ error: `The job queue is unreachable: ${error.message}` }))
           )
+          const services = yield* sections.read.pipe(
+            Effect.catchAll(() => new NotReady({ error: "A service could not report its work" }))
+          )
           return new Ready({
             status: "ok",
             database: "ok",
+            services,
             queues: queues.map((stats) => ({
               queue: stats.queue,
               queued: stats.queued,
@@ -69,7 +75,17 @@ export const publishedDocuments = (slots: ReadonlyArray<ServiceSlot>) => [
  */
 export const apiLayer = (slots: ReadonlyArray<ServiceSlot>) => {
   const api = servedApi(slots)
+  const readiness = slots.reduce<Layer.Layer<never, never, SqlClient.SqlClient | JobQueue | ReadinessSections>>(
+    (all, slot) => Layer.merge(all, slot.readiness),
+    Layer.empty
+  )
   return HttpApiBuilder.api(api).pipe(
-    Layer.provide([HealthLive, requestGuard(api), docsRoutes(publishedDocuments(slots)), ...slots.map((slot) => slot.routes)])
+    Layer.provide([
+      HealthLive.pipe(Layer.provide(readiness)),
+      requestGuard(api),
+      docsRoutes(publishedDocuments(slots)),
+      ...slots.map((slot) => slot.routes)
+    ]),
+    Layer.provide(ReadinessSections.layer)
   )
 }

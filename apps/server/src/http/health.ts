@@ -12,10 +12,17 @@ const QueueFigures = Schema.Struct({
   oldest_runnable_age_ms: Schema.NullOr(Schema.Number)
 })
 
+/** Per service, its backlog: e.g. `linkcheck: {pending_checks, claimed_checks, oldest_claim_age_seconds}`. */
+const ServiceFigures = Schema.Record({
+  key: Schema.String,
+  value: Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.Number) })
+})
+
 export class Ready extends Schema.Class<Ready>("Ready")({
   status: Schema.Literal("ok"),
   database: Schema.String,
-  queues: Schema.Array(QueueFigures)
+  queues: Schema.Array(QueueFigures),
+  services: ServiceFigures
 }) {}
 
 export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", { error: Schema.String }) {}

@@ -1,7 +1,8 @@
 import * as Linkcheck from "@civicstack/core-linkcheck"
 import { LinkcheckGroup } from "@civicstack/core-linkcheck/api"
 import * as HttpApi from "@effect/platform/HttpApi"
-import { Duration, Layer } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
+import { ReadinessSections } from "../http/readiness"
 import type { ServerConfig } from "../config"
 import type { ServiceSlot } from "./slot"
 
@@ -20,6 +21,18 @@ export const linkcheckSlot = (config: ServerConfig): ServiceSlot => {
     api,
     migrate: Linkcheck.migrate,
     routes: Linkcheck.linkcheckHandlers(api).pipe(Layer.provide(service)),
-    workers: Linkcheck.workers.pipe(Layer.provide(service))
+    workers: Linkcheck.workers.pipe(Layer.provide(service)),
+    readiness: Layer.effectDiscard(Effect.gen(function*() {
+      const linkChecker = yield* Linkcheck.LinkChecker
+      const sections = yield* ReadinessSections
+      yield* sections.add("linkcheck", Effect.map(linkChecker.workload, (workload) => ({
+        pending_checks: workload.pendingChecks,
+        claimed_checks: workload.claimedChecks,
+        oldest_claim_age_seconds: Option.match(Option.fromNullable(workload.oldestClaimAge), {
+          onNone: () => null,
+          onSome: (age) => Math.round(Duration.toSeconds(age))
+        })
+      })))
+    })).pipe(Layer.provide(service))
   }
 }

@@ -5,6 +5,7 @@ import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { Effect, Layer } from "effect"
 import type { ServiceName } from "../config"
+import type { ReadinessSections } from "../http/readiness"
 
 /**
  * One service of the server, as its `src/services/<name>.ts` assembles it from its core: its endpoints and their
@@ -20,5 +21,7 @@ export interface ServiceSlot {
   /** The handlers of `api`'s groups (whatever their names: the server serves the slots side by side). */
   readonly routes: Layer.Layer<HttpApiGroup.ApiGroup<"civicstack", any>, never, SqlClient | JobQueue>
   readonly workers: Layer.Layer<never, never, SqlClient | JobQueue>
+  /** Registers the service's figures for `/healthcheck/ready` (pending work, its age), over the same service layer. */
+  readonly readiness: Layer.Layer<never, never, SqlClient | JobQueue | ReadinessSections>
   readonly migrate: Effect.Effect<void, unknown, SqlClient>
 }

@@ -34,11 +34,22 @@ export interface CreatedBatch {
   readonly completedAtOnce: boolean
 }
 
+/** What waits and who works on it: for health checks and dashboards, so a stall shows. */
+export interface Workload {
+  /** Checks without a result yet. */
+  readonly pendingChecks: number
+  /** Of those, the ones a live worker or request is checking now. */
+  readonly claimedChecks: number
+  /** How long the oldest of those has been claimed; null when none is. */
+  readonly oldestClaimAge: Duration.Duration | null
+}
+
 /** The link checking service: single checks, batches and their reports. */
 export class LinkChecker extends Context.Tag("@civicstack/core-linkcheck/LinkChecker")<LinkChecker, {
   readonly check: (request: CheckRequest) => Effect.Effect<Link, StoreError | JobQueueError>
   readonly createBatch: (request: BatchRequest) => Effect.Effect<CreatedBatch, StoreError | JobQueueError>
   readonly getBatch: (id: number) => Effect.Effect<Batch, BatchNotFound | StoreError>
+  readonly workload: Effect.Effect<Workload, StoreError>
 }>() {}
 
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
@@ -107,6 +118,18 @@ export const linkCheckerFromParts = Layer.effect(
         }))
       )
 
-    return { check, createBatch, getBatch }
+    const workload = Effect.gen(function*() {
+      const at = yield* now
+      const figures = yield* store.workload(at)
+      return {
+        pendingChecks: figures.pending,
+        claimedChecks: figures.claimed,
+        oldestClaimAge: figures.oldestClaimAt === null
+          ? null
+          : Duration.millis(Math.max(0, at.getTime() - figures.oldestClaimAt.getTime()))
+      }
+    })
+
+    return { check, createBatch, getBatch, workload }
   })
 )
