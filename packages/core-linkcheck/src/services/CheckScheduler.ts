@@ -1,5 +1,6 @@
 import { countOption } from "@civicstack/jobs"
 import { Clock, Duration, Effect, Exit, FiberSet, Option, Queue, Schedule } from "effect"
+import * as Fs from "node:fs"
 import * as Os from "node:os"
 import type { ClaimedCheck } from "../domain/check"
 import { checkFailedOutcome } from "../domain/outcome"
@@ -57,6 +58,18 @@ const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 /** The schedulers running in this process: another with this process's pid is an earlier life of it. */
 const schedulersInThisProcess = new Set<string>()
 
+/**
+ * Where this process's pid means something: the host name and, on Linux, the pid namespace, so that containers
+ * sharing a host name (host networking) never judge each other's pids.
+ */
+export const processSpace = () => {
+  try {
+    return `${Os.hostname()} ${Fs.readlinkSync("/proc/self/ns/pid")}`
+  } catch {
+    return Os.hostname()
+  }
+}
+
 /** Whether a process with this pid runs on this host (one we may not signal runs too). */
 const isRunning = (pid: number) => {
   try {
@@ -108,7 +121,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const prefetch = yield* countOption("runScheduler", "prefetch", given.prefetch ?? settings.concurrency / 2, 0)
     const { completion, inspector, signal, store } = yield* LinkcheckParts
     const workerId = `linkcheck-${crypto.randomUUID()}`
-    const hostname = Os.hostname()
+    const hostname = processSpace()
     /** Claimed and being checked: these count against the concurrency limits. */
     const running = new Map<string, ClaimedCheck>()
     const runningByHost = new Map<string, number>()
@@ -309,21 +322,23 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const heartbeats = heartbeat.pipe(
       Effect.tapErrorCause((cause) => Effect.logWarning("Link check heartbeat failed", cause)),
       Effect.ignore,
+      Effect.zipRight(Effect.suspend(() => retireGoneWorkersOfThisHost)),
       Effect.repeat(Schedule.spaced(CLAIM_RENEWAL))
     )
 
     /**
-     * An earlier life of this process on this host (the same pid, as in a container restarted in place, or a pid that
-     * no longer runs here) cannot finish its checks: they are handed back now rather than when their claims end.
+     * A worker of this host whose process is gone (a pid that no longer runs here, or this process's own pid, as in a
+     * container restarted in place) cannot finish its checks: they are handed back now rather than when their claims
+     * end. Run at start and with every heartbeat.
      */
-    const retireEarlierLives = Effect.gen(function*() {
-      const earlier = (yield* store.workersOn(hostname)).filter((worker) =>
+    const retireGoneWorkersOfThisHost = Effect.gen(function*() {
+      const gone = (yield* store.workersOn(hostname)).filter((worker) =>
         !schedulersInThisProcess.has(worker.id) && (worker.pid === process.pid || !isRunning(worker.pid))
       )
-      if (earlier.length === 0) return
-      yield* store.retireWorkers(earlier.map((worker) => worker.id))
-      yield* Effect.logInfo("Handed back the link checks of an earlier life of this process").pipe(
-        Effect.annotateLogs({ workers: earlier.length })
+      if (gone.length === 0) return
+      yield* store.retireWorkers(gone.map((worker) => worker.id))
+      yield* Effect.logInfo("Handed back the link checks of a process of this host that is gone").pipe(
+        Effect.annotateLogs({ workers: gone.length })
       )
     }).pipe(Effect.ignoreLogged)
 
@@ -369,7 +384,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
 
     schedulersInThisProcess.add(workerId)
     yield* Effect.addFinalizer(() => Effect.sync(() => schedulersInThisProcess.delete(workerId)))
-    yield* retireEarlierLives
+    yield* retireGoneWorkersOfThisHost
     yield* heartbeat.pipe(Effect.ignoreLogged)
     return yield* Effect.raceAll([claimLoop, heartbeats, recordLoop]).pipe(Effect.ensuring(drain))
   }).pipe(Effect.scoped)

@@ -1,10 +1,9 @@
 import { it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import { createHmac } from "node:crypto"
-import * as Os from "node:os"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { BatchReport } from "../../src/api/reports"
-import { runScheduler } from "../../src/services/CheckScheduler"
+import { processSpace, runScheduler } from "../../src/services/CheckScheduler"
 import { batchToWire } from "../../src/wire"
 import { LinkChecker } from "../../src/services/LinkChecker"
 import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
@@ -202,7 +201,7 @@ describe("batches through the service", () => {
       const now = new Date()
       yield* store.heartbeat({
         workerId: "earlier-life",
-        hostname: Os.hostname(),
+        hostname: processSpace(),
         pid: process.pid,
         now,
         claimUntil: new Date(now.getTime() + 3_600_000)
