@@ -132,6 +132,8 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const nextStartByHost = new Map<string, number>()
     let lowPriorityCredit = 0
     let stopping = false
+    /** Claims and heartbeats take turns. */
+    const claiming = yield* Effect.makeSemaphore(1)
 
     const claimDeadline = Effect.map(now, (at) => new Date(at.getTime() + Duration.toMillis(CLAIM_DURATION)))
 
@@ -305,19 +307,24 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       }
       yield* startReady
       return claimed.length
-    }).pipe(Effect.uninterruptible)
+    }).pipe(claiming.withPermits(1), Effect.uninterruptible)
 
-    /** Tells the other workers this one is alive, and renews every claim it holds. */
-    const heartbeat = Effect.gen(function*() {
+    /**
+     * Tells the other workers this one is alive and renews the claims of the checks it is working on; a claim in
+     * its name that it does not know of (the answer to a claim was lost to a failing connection) is handed back.
+     * Never at the same time as a claim, whose checks it would not know of yet.
+     */
+    const heartbeat = claiming.withPermits(1)(Effect.gen(function*() {
       const at = yield* now
       yield* store.heartbeat({
         workerId,
         hostname,
         pid: process.pid,
         now: at,
+        holding: [...running.keys(), ...readyIds(), ...unwritten.map((result) => result.id)],
         claimUntil: new Date(at.getTime() + Duration.toMillis(CLAIM_DURATION))
       })
-    })
+    }))
 
     const heartbeats = heartbeat.pipe(
       Effect.tapErrorCause((cause) => Effect.logWarning("Link check heartbeat failed", cause)),

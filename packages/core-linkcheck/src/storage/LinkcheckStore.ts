@@ -75,7 +75,8 @@ export interface WorkerHeartbeat {
   readonly hostname: string
   readonly pid: number
   readonly now: Date
-  /** Every check the worker holds is renewed until then. */
+  /** The checks the worker is working on: their claims are renewed until `claimUntil`. */
+  readonly holding: ReadonlyArray<string>
   readonly claimUntil: Date
 }
 
@@ -133,7 +134,10 @@ export class LinkcheckStore extends Context.Tag("@civicstack/core-linkcheck/Link
   /** Records one attempt; a `final` one ends the delivery in the same step. */
   readonly recordWebhookAttempt: (attempt: WebhookAttempt) => Effect.Effect<void, StoreError>
   readonly webhookAttempts: (batchId: number) => Effect.Effect<ReadonlyArray<WebhookAttempt>, StoreError>
-  /** Registers or renews a worker and renews every claim it holds. */
+  /**
+   * Registers or renews a worker and renews the claims it is working on; any other claim in its name (one whose
+   * answer was lost, say) is handed back.
+   */
   readonly heartbeat: (heartbeat: WorkerHeartbeat) => Effect.Effect<void, StoreError>
   /** The workers registered from `hostname`, among them any earlier life of a process that restarted there. */
   readonly workersOn: (

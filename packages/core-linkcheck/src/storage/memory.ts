@@ -343,7 +343,11 @@ const heartbeat = (initial: State, beat: WorkerHeartbeat): State => {
     pid: beat.pid,
     heartbeatAt: beat.now
   })
-  return updateChecksOf({ ...initial, workers }, beat.workerId, (check) => ({ ...check, claimedUntil: beat.claimUntil }))
+  const holding = new Set(beat.holding)
+  return updateChecksOf({ ...initial, workers }, beat.workerId, (check) =>
+    holding.has(check.id)
+      ? { ...check, claimedUntil: beat.claimUntil }
+      : { ...check, claimedBy: null, claimedUntil: null, claimedAt: null })
 }
 
 const retireWorkers = (initial: State, workerIds: ReadonlyArray<string>): State =>

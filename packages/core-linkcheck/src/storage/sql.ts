@@ -490,13 +490,19 @@ const make = Effect.gen(function*() {
         DELETE FROM linkcheck.workers
         WHERE heartbeat_at < ${timestamp(new Date(beat.now.getTime() - 86_400_000))}::timestamptz
       `
+      const holding = JSON.stringify(beat.holding.filter(isCheckId))
       yield* sql`
-        UPDATE linkcheck.checks SET claimed_until = ${timestamp(beat.claimUntil)}::timestamptz
-        WHERE id IN (
-          SELECT id FROM linkcheck.checks
+        UPDATE linkcheck.checks c
+        SET claimed_until = CASE WHEN h.held THEN ${timestamp(beat.claimUntil)}::timestamptz END,
+          claimed_by = CASE WHEN h.held THEN c.claimed_by END,
+          claimed_at = CASE WHEN h.held THEN c.claimed_at END
+        FROM (
+          SELECT id, id IN (SELECT jsonb_array_elements_text(${holding}::jsonb)::bigint) AS held
+          FROM linkcheck.checks
           WHERE claimed_by = ${beat.workerId} AND completed_at IS NULL
           ORDER BY id FOR NO KEY UPDATE
-        )
+        ) h
+        WHERE c.id = h.id
       `
     })).pipe(storeFailure("heartbeat"))
 

@@ -204,6 +204,7 @@ describe("batches through the service", () => {
         hostname: processSpace(),
         pid: process.pid,
         now,
+        holding: [],
         claimUntil: new Date(now.getTime() + 3_600_000)
       })
       expect(yield* claimEverything("earlier-life", now).pipe(Effect.provideService(LinkcheckStore, store))).toHaveLength(5)

@@ -465,22 +465,29 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
     })
 
     describe("workers", () => {
-      const beat = (workerId: string, now: Date, overrides: { hostname?: string; pid?: number } = {}) =>
+      const beat = (
+        workerId: string,
+        now: Date,
+        overrides: { hostname?: string; pid?: number; holding?: ReadonlyArray<string> } = {}
+      ) =>
         Effect.flatMap(LinkcheckStore, (store) =>
           store.heartbeat({
             workerId,
             hostname: overrides.hostname ?? "host-1",
             pid: overrides.pid ?? 100,
             now,
+            holding: overrides.holding ?? [],
             claimUntil: new Date(now.getTime() + 30_000)
           }))
 
-      test("a heartbeat renews every claim of its worker", () =>
+      test("a heartbeat renews the claims its worker is working on and hands back the others in its name", () =>
         Effect.gen(function*() {
           const [one] = (yield* newBatch(["https://one.example/"])).checks.map((check) => check.id)
+          const [lost] = (yield* newBatch(["https://lost.example/"], { reuseSince: null })).checks.map((check) => check.id)
           yield* newBatch(["https://two.example/"], { reuseSince: null })
-          yield* claim({ workerId: "worker-a", limit: 1, claimUntil: at(30) })
-          yield* beat("worker-a", at(25))
+          yield* claim({ workerId: "worker-a", limit: 2, claimUntil: at(30) })
+          yield* beat("worker-a", at(25), { holding: [one!] })
+          expect((yield* claim({ workerId: "worker-d", now: at(26), limit: 1 })).map((check) => check.id)).toEqual([lost])
           expect((yield* claim({ workerId: "worker-c", now: at(50), claimUntil: at(200) })).map((check) => check.uri))
             .toEqual(["https://two.example/"])
           expect(yield* claim({ workerId: "worker-c", now: at(55) })).toEqual([])
@@ -491,8 +498,8 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
         Effect.gen(function*() {
           const store = yield* LinkcheckStore
           yield* newBatch(["https://one.example/", "https://two.example/"])
-          yield* claim({ workerId: "earlier-life", claimUntil: at(3600) })
-          yield* beat("earlier-life", at(0), { pid: 1 })
+          const held = yield* claim({ workerId: "earlier-life", claimUntil: at(3600) })
+          yield* beat("earlier-life", at(0), { pid: 1, holding: held.map((check) => check.id) })
           yield* beat("elsewhere", at(0), { hostname: "host-2", pid: 1 })
           expect(yield* store.workersOn("host-1")).toEqual([{ id: "earlier-life", pid: 1 }])
           expect(yield* claim({ workerId: "worker-b", now: at(1) })).toEqual([])
