@@ -145,7 +145,7 @@ describe("link checking on the embedded database, as operators meet it", () => {
       const json = (body: string) => ({ method: "POST", headers: { "content-type": "application/json" }, body })
       const hostile: ReadonlyArray<readonly [string, RequestInit | undefined]> = [
         ["/check?uri=%00", undefined],
-        ["/check?uri=https://example.org/%E0%A4%A", undefined],
+        ["/check?uri=%20%20", undefined],
         ["/check?checked_within=-1&uri=x", undefined],
         ["/check?synchronous=maybe&uri=x", undefined],
         ["/batch", json("{\"uris\": [\"\\u0000\"]}")],
