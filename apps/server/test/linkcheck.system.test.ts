@@ -81,6 +81,13 @@ const linksOf = (run: string, count: number, ms: number) => {
   }
 }
 
+/** The webhook arrives, and no second one follows. */
+const expectOneWebhook = async (receiver: Awaited<ReturnType<typeof startWebhookReceiver>>) => {
+  await receiver.waitFor(1)
+  await pause(1500)
+  expect(receiver.received).toHaveLength(1)
+}
+
 const untilRequested = async (links: ReturnType<typeof linksOf>, atLeast: number) => {
   while (links.requested() < atLeast) await pause(20)
 }
@@ -107,9 +114,7 @@ describe("link checking on the embedded database, as operators meet it", () => {
       expect(doneAtKill).toBeLessThan(120)
       // only checks in flight at the kill may have been asked twice
       expect(links.mostRequests()).toBeLessThanOrEqual(2)
-      await receiver.waitFor(1)
-      await pause(1500)
-      expect(receiver.received).toHaveLength(1)
+      await expectOneWebhook(receiver)
     } finally {
       await stop(server)
       await receiver.close()
@@ -130,9 +135,7 @@ describe("link checking on the embedded database, as operators meet it", () => {
       const batch = await waitForCompletion(server, id, 60_000)
       expect(batch.totals).toMatchObject({ links: 80, ok: 80, pending: 0 })
       expect(links.mostRequests()).toBe(1)
-      await receiver.waitFor(1)
-      await pause(1500)
-      expect(receiver.received).toHaveLength(1)
+      await expectOneWebhook(receiver)
     } finally {
       await stop(server)
       await receiver.close()
@@ -202,9 +205,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("link checking on P
       // the survivor's next heartbeat hands the dead copy's checks back (every 10 s), not their claims' end
       expect(Date.now() - killedAt).toBeLessThan(25_000)
       expect(links.mostRequests()).toBeLessThanOrEqual(2)
-      await receiver.waitFor(1)
-      await pause(1500)
-      expect(receiver.received).toHaveLength(1)
+      await expectOneWebhook(receiver)
     } finally {
       await stop(first!)
       await stop(second!)
@@ -236,9 +237,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("link checking on P
       expect(batch.totals).toMatchObject({ links: 100, ok: 100, pending: 0 })
       expect(Date.now() - restoredAt).toBeLessThan(30_000)
       expect(links.mostRequests()).toBe(1)
-      await receiver.waitFor(1)
-      await pause(1500)
-      expect(receiver.received).toHaveLength(1)
+      await expectOneWebhook(receiver)
     } finally {
       await stop(server)
       await receiver.close()
