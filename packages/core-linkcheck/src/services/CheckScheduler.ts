@@ -105,7 +105,8 @@ const addTo = (counts: Map<string, number>, host: string, delta: number) => {
  * Claims pending checks from the store and runs them: at most `concurrency` at once in this process and
  * `perHostConcurrency` per host across every process sharing the store, high priority first without starving low.
  * A few more are claimed ahead and held, so a slot that frees is filled at once. Results are recorded in groups.
- * Claims are extended while checks run, so only a dead worker's checks are taken over. On interruption it stops
+ * A heartbeat renews the claims of the checks it works on, so only a dead worker's checks are taken over, and
+ * hands back at once those of workers of this host whose process is gone. On interruption it stops
  * claiming, hands back the checks it has not started, lets running checks finish within the grace period, records
  * their results and hands the rest back.
  */
@@ -121,6 +122,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const prefetch = yield* countOption("runScheduler", "prefetch", given.prefetch ?? settings.concurrency / 2, 0)
     const { completion, inspector, signal, store } = yield* LinkcheckParts
     const workerId = `linkcheck-${crypto.randomUUID()}`
+    /** The store's `hostname` of this worker: host name and pid namespace. */
     const hostname = processSpace()
     /** Claimed and being checked: these count against the concurrency limits. */
     const running = new Map<string, ClaimedCheck>()
