@@ -31,7 +31,9 @@ export const databaseLayer = (database: ServerConfig["database"]) =>
     ? Layer.effectContext(
       Effect.map(PgClient.PgClient, (client) => Context.make(DatabaseNotifications, { listen: client.listen }))
     ).pipe(
-      Layer.provideMerge(PgClient.layer({ url: database.url, applicationName: "civicstack" }))
+      // Waiting for a connection is bounded, so that work waiting through an outage fails, and is tried again,
+      // rather than waiting forever on a pool whose connections the outage broke.
+      Layer.provideMerge(PgClient.layer({ url: database.url, applicationName: "civicstack", connectTimeout: "5 seconds" }))
     )
     : Layer.effectContext(
       Effect.map(PgliteClient.PgliteClient, (client) => Context.make(DatabaseNotifications, { listen: client.listen }))

@@ -1,5 +1,5 @@
 import { countOption } from "@civicstack/jobs"
-import { Clock, Duration, Effect, Exit, FiberSet, Option, Queue, Schedule } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, FiberSet, Option, Queue, Schedule } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import type { ClaimedCheck } from "../domain/check"
@@ -255,7 +255,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
           continue
         }
         if (failures === 0) {
-          yield* Effect.logWarning("Link check results could not be recorded; trying again", written.left)
+          yield* Effect.logWarning("Link check results could not be recorded; trying again", Cause.fail(written.left))
         }
         failures += 1
         yield* Effect.sleep(Duration.millis(Math.min(1000, 50 * 2 ** failures)))
@@ -395,5 +395,9 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     yield* Effect.addFinalizer(() => Effect.sync(() => schedulersInThisProcess.delete(workerId)))
     yield* retireGoneWorkersOfThisHost
     yield* heartbeat.pipe(Effect.ignoreLogged)
-    return yield* Effect.raceAll([claimLoop, heartbeats, recordLoop]).pipe(Effect.ensuring(drain))
+    // Each loop runs until interrupted; one that fails or dies stops the others, so the scheduler fails as a whole
+    // (and its host starts it again) rather than going on without it.
+    return yield* Effect.all([claimLoop, heartbeats, recordLoop], { concurrency: "unbounded", discard: true }).pipe(
+      Effect.ensuring(drain)
+    )
   }).pipe(Effect.scoped)

@@ -1,4 +1,5 @@
 import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
 import type { Context } from "effect"
 import { Effect, Layer, Option, Schema } from "effect"
 import type { BatchRecord, CheckPriority, CheckRecord, ClaimedCheck, Webhook } from "../domain/check"
@@ -128,15 +129,24 @@ const make = Effect.gen(function*() {
 
   const decodeRows = <A, I>(schema: Schema.Schema<A, I>) => Schema.decodeUnknown(Schema.Array(schema))
 
+  /**
+   * The library turns a COMMIT or ROLLBACK that fails (the connection was lost in the middle of the transaction)
+   * into a defect; here it is the failure it is, so that callers try again instead of dying.
+   */
+  const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+    sql.withTransaction(effect).pipe(
+      Effect.catchAllDefect((defect) => defect instanceof SqlError ? Effect.fail(defect) : Effect.die(defect))
+    )
+
   /** In a transaction of its own, or in the caller's without a savepoint: one round trip less each way. */
   const atomically = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.flatMap(
       Effect.serviceOption(TransactionConnection),
-      (caller) => Option.isSome(caller) ? effect : sql.withTransaction(effect)
+      (caller) => Option.isSome(caller) ? effect : inTransaction(effect)
     )
 
   const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
-    sql.withTransaction(Effect.mapError(effect, (error) => new CallerFailure(error))).pipe(
+    inTransaction(Effect.mapError(effect, (error) => new CallerFailure(error))).pipe(
       Effect.mapError((failure): E | StoreError =>
         failure instanceof CallerFailure
           ? failure.error
@@ -225,7 +235,7 @@ const make = Effect.gen(function*() {
     `
 
   const createBatch = (batch: NewBatch) =>
-    sql.withTransaction(Effect.gen(function*() {
+    inTransaction(Effect.gen(function*() {
       const distinctUris = [...new Set(batch.uris)]
       const reused = batch.reuseSince === null ? [] : yield* lockReusableChecks(distinctUris, batch.reuseSince)
       const waitingLow = reused.filter((check) => check.completedAt === null && check.priority === "low")
@@ -548,7 +558,7 @@ const make = Effect.gen(function*() {
 
   const deleteCompletedBefore = (before: Date) => {
     const cutoff = timestamp(before)
-    return sql.withTransaction(Effect.gen(function*() {
+    return inTransaction(Effect.gen(function*() {
       // locked first, so that a batch created meanwhile with one of these checks is visible to the next statement
       yield* sql`SELECT id FROM linkcheck.checks WHERE completed_at < ${cutoff}::timestamptz ORDER BY id FOR UPDATE`
       const batches = yield* countDeleted(sql`
