@@ -77,25 +77,25 @@ const take = (dataDir: string, realDataDir: string): Effect.Effect<HeldLock, Fai
   const outside = temporarySocketDirectory(realDataDir)
   const takeOutside = Effect.suspend(() =>
     fitsSocketPath(outside)
-      ? takeInDirectory(dataDir, outside)
+      ? takeInDirectory(dataDir, outside, "outside")
       : Effect.fail(failure(dataDir, `no Unix socket path short enough for its lock, even in ${outside}`))
   ).pipe(
     Effect.catchTag("SocketsUnsupported", (error) =>
       Effect.fail(failure(dataDir, `cannot create Unix sockets in ${error.directory}`, error.cause)))
   )
   return fitsSocketPath(realDataDir)
-    ? takeInDirectory(dataDir, realDataDir).pipe(Effect.catchTag("SocketsUnsupported", () => takeOutside))
+    ? takeInDirectory(dataDir, realDataDir, "inside").pipe(Effect.catchTag("SocketsUnsupported", () => takeOutside))
     : takeOutside
 }
 
 const takeInDirectory = (
   dataDir: string,
-  socketDirectory: string
+  socketDirectory: string,
+  where: "inside" | "outside"
 ): Effect.Effect<HeldLock, Failure | SocketsUnsupported> =>
   Effect.gen(function*() {
-    yield* attempt(dataDir, () => fs.mkdirSync(socketDirectory, { recursive: true, mode: 0o700 }))
     const claimPath = path.join(socketDirectory, newClaimName())
-    const socket = yield* listen(claimPath).pipe(Effect.mapError(unsupportedOr(dataDir, socketDirectory)))
+    const socket = yield* listenInDirectory(dataDir, socketDirectory, claimPath)
     const dropClaim = Effect.zipRight(removeQuietly(claimPath), socket.close)
     const claimId = yield* attempt(dataDir, () => fileId(claimPath)).pipe(Effect.onError(() => dropClaim))
     const generation = yield* contend(dataDir, socketDirectory, claimPath, claimId, socket).pipe(
@@ -106,7 +106,8 @@ const takeInDirectory = (
       removePidFile(dataDir),
       Effect.ignore(Effect.try(() => removeIfSame(generationPath, claimId))),
       removeQuietly(claimPath),
-      socket.close
+      socket.close,
+      where === "outside" ? removeIfEmpty(socketDirectory) : Effect.void
     ], { discard: true })
     // The socket lives on under its generation's name.
     yield* attempt(dataDir, () => fs.rmSync(claimPath, { force: true })).pipe(Effect.onError(() => release))
@@ -114,6 +115,19 @@ const takeInDirectory = (
     yield* removeDeadGenerations(socketDirectory, generation)
     return { release }
   })
+
+/**
+ * Listens on `claimPath`, creating its directory first. A directory outside the data directory is removed by the
+ * last holder that leaves it empty, possibly between its creation here and the listening: then it is made again.
+ */
+const listenInDirectory = (dataDir: string, socketDirectory: string, claimPath: string) =>
+  attempt(dataDir, () => fs.mkdirSync(socketDirectory, { recursive: true, mode: 0o700 })).pipe(
+    Effect.zipRight(listen(claimPath)),
+    Effect.retry({ times: 3, while: (error) => errorCode(error) === "ENOENT" }),
+    Effect.mapError((error) => error instanceof SqlError ? error : unsupportedOr(dataDir, socketDirectory)(error))
+  )
+
+const removeIfEmpty = (directory: string) => Effect.ignore(Effect.try(() => fs.rmdirSync(directory)))
 
 /** Takes the next generation of the lock, or fails naming the live holder. */
 const contend = (
