@@ -78,6 +78,8 @@ const connect = (address: string) =>
     socket.once("error", onError)
     socket.once("connect", () => {
       socket.off("error", onError)
+      // Whatever fails from now on only cuts the reply short.
+      socket.on("error", () => {})
       resume(Effect.succeed(socket))
     })
     return Effect.sync(() => socket.destroy())
@@ -88,14 +90,18 @@ const maxReplyBytes = 1024
 const readReply = (socket: net.Socket) =>
   Effect.async<string>((resume) => {
     let reply = ""
-    const finish = () => resume(Effect.succeed(reply))
+    let finished = false
+    const finish = () => {
+      if (finished) return
+      finished = true
+      resume(Effect.succeed(reply))
+    }
     socket.on("data", (chunk: Buffer) => {
       reply += chunk.toString()
       if (reply.length > maxReplyBytes) socket.destroy()
     })
     socket.once("end", finish)
     socket.once("close", finish)
-    socket.on("error", () => {})
   })
 
 /**
