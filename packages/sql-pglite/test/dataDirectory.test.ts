@@ -1,90 +1,17 @@
-import { DataDirectoryInUse, DataDirectoryNotEmpty, PgliteClient } from "@civicstack/sql-pglite"
+import { DataDirectoryNotEmpty, PgliteClient } from "@civicstack/sql-pglite"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Schedule } from "effect"
-import { type ChildProcessByStdio, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import type { Readable, Writable } from "node:stream"
-import { fileURLToPath } from "node:url"
+import { lockEntries, lockPath, makeTemplate, temporaryDirectory, withClient } from "./support"
 
-type Holder = ChildProcessByStdio<Writable, Readable, null>
+const template = makeTemplate()
 
-const packageDirectory = fileURLToPath(new URL("..", import.meta.url))
-const holderScript = fileURLToPath(new URL("fixtures/holdDataDirectory.ts", import.meta.url))
+beforeAll(template.create)
 
-const temporaryDirectory = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "sql-pglite-"))),
-  (directory) => Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true }))
-)
+afterAll(template.remove)
 
-const lockPath = (dataDir: string) => path.join(dataDir, PgliteClient.lockFileName)
-
-/** Opens a client on `dataDir` for the duration of `use`, then closes it. */
-const withClient = <A, E>(
-  dataDir: string,
-  use: (sql: PgliteClient.PgliteClient) => Effect.Effect<A, E>
-) => Effect.provide(Effect.flatMap(PgliteClient.PgliteClient, use), PgliteClient.layer({ dataDir }))
-
-/**
- * A data directory initialised once per file: a copy opens in well under a
- * second, where creating one runs initdb for several seconds.
- */
-let initialisedTemplate = ""
-
-beforeAll(async () => {
-  initialisedTemplate = fs.mkdtempSync(path.join(os.tmpdir(), "sql-pglite-template-"))
-  await Effect.runPromise(withClient(initialisedTemplate, (sql) => sql`SELECT 1`))
-})
-
-afterAll(() => fs.rmSync(initialisedTemplate, { recursive: true, force: true }))
-
-const initialisedDirectory = Effect.tap(temporaryDirectory, (directory) =>
-  Effect.sync(() => fs.cpSync(initialisedTemplate, directory, { recursive: true })))
-
-/** Starts another process that holds `dataDir` open (test/fixtures/holdDataDirectory.ts). */
-const startHolder = (dataDir: string) =>
-  Effect.acquireRelease(
-    Effect.async<Holder, Error>((resume) => {
-      const holder = spawn(
-        process.execPath,
-        ["--conditions=@civicstack/source", "--import", "tsx", holderScript, dataDir],
-        { cwd: packageDirectory, stdio: ["pipe", "pipe", "inherit"] }
-      )
-      let output = ""
-      const onOutput = (chunk: Buffer) => {
-        output += chunk.toString()
-        if (output.includes("ready")) {
-          stopWatching()
-          resume(Effect.succeed(holder))
-        }
-      }
-      const onExit = (code: number | null) => {
-        stopWatching()
-        resume(Effect.fail(new Error(`The holder exited (${code}) before it was ready`)))
-      }
-      const stopWatching = () => {
-        holder.stdout.off("data", onOutput)
-        holder.off("exit", onExit)
-      }
-      holder.stdout.on("data", onOutput)
-      holder.once("exit", onExit)
-      return Effect.sync(() => {
-        stopWatching()
-        holder.kill("SIGKILL")
-      })
-    }),
-    (holder) => Effect.sync(() => holder.kill("SIGKILL"))
-  )
-
-const exited = (holder: Holder) =>
-  Effect.async<number | null>((resume) => {
-    if (holder.exitCode !== null || holder.signalCode !== null) {
-      resume(Effect.succeed(holder.exitCode))
-      return
-    }
-    holder.once("exit", (code) => resume(Effect.succeed(code)))
-  })
+const initialisedDirectory = Effect.tap(temporaryDirectory, (directory) => Effect.sync(() => template.copyTo(directory)))
 
 /** Waits until a database being created in `parent` has files in its staging copy. */
 const stagingCopyBegun = (parent: string) =>
@@ -108,7 +35,7 @@ describe("PgliteClient data directory", () => {
           yield* sql`INSERT INTO kept VALUES ('persisted')`
           expect(fs.readFileSync(lockPath(dataDir), "utf8")).toBe(String(process.pid))
         }))
-      expect(fs.existsSync(lockPath(dataDir))).toBe(false)
+      expect(lockEntries(dataDir)).toEqual([])
 
       expect(yield* withClient(dataDir, (sql) => sql`SELECT note FROM kept`)).toEqual([{ note: "persisted" }])
     }), 60_000)
@@ -161,49 +88,6 @@ describe("PgliteClient data directory", () => {
       expect(yield* withSettings(["shared_buffers=16MB"])).toEqual([{ shared_buffers: "16MB" }])
       expect(yield* withSettings(["shared_buffers=24MB"])).toEqual([{ shared_buffers: "24MB" }])
     }))
-
-  it.scopedLive("cannot be opened twice in one process", () =>
-    Effect.gen(function*() {
-      const dataDir = yield* initialisedDirectory
-
-      const error = yield* withClient(dataDir, () => Effect.flip(withClient(dataDir, () => Effect.void)))
-
-      expect(error).toBeInstanceOf(DataDirectoryInUse)
-      expect(error).toMatchObject({ dataDir, pid: process.pid })
-    }))
-
-  it.scopedLive("held by another process fails to open with DataDirectoryInUse naming it, until it closes", () =>
-    Effect.gen(function*() {
-      const dataDir = yield* initialisedDirectory
-      const holder = yield* startHolder(dataDir)
-
-      const error = yield* Effect.flip(withClient(dataDir, () => Effect.void))
-      expect(error).toBeInstanceOf(DataDirectoryInUse)
-      expect(error).toMatchObject({ dataDir, pid: holder.pid })
-      expect(error.message).toContain(dataDir)
-      expect(error.message).toContain(String(holder.pid))
-
-      holder.stdin.end()
-      expect(yield* exited(holder)).toBe(0)
-      expect(fs.existsSync(lockPath(dataDir))).toBe(false)
-      expect(yield* withClient(dataDir, (sql) => sql`SELECT pid FROM visits`)).toEqual([{ pid: holder.pid }])
-    }), 60_000)
-
-  it.scopedLive("left locked by a process that died is taken over", () =>
-    Effect.gen(function*() {
-      const dataDir = yield* initialisedDirectory
-      const holder = yield* startHolder(dataDir)
-      holder.kill("SIGKILL")
-      yield* exited(holder)
-      expect(fs.readFileSync(lockPath(dataDir), "utf8")).toBe(String(holder.pid))
-
-      const visits = yield* withClient(dataDir, (sql) =>
-        Effect.gen(function*() {
-          expect(fs.readFileSync(lockPath(dataDir), "utf8")).toBe(String(process.pid))
-          return yield* sql`SELECT pid FROM visits`
-        }))
-      expect(visits).toEqual([{ pid: holder.pid }])
-    }), 60_000)
 
   it.scopedLive("is closed only after the open transaction finishes", () =>
     Effect.gen(function*() {
