@@ -1,10 +1,10 @@
 import ipaddr from "ipaddr.js"
 
-/** Site-local (deprecated, still routed inside some networks) and NAT64 local-use, which ipaddr.js calls unicast. */
-const refusedIpv6Ranges: ReadonlyArray<[ipaddr.IPv6, number]> = [
-  [ipaddr.IPv6.parse("fec0::"), 10],
-  [ipaddr.IPv6.parse("64:ff9b:1::"), 48]
-]
+/**
+ * Global unicast IPv6. ipaddr.js calls other space unicast too: unassigned (`4000::1`), site-local `fec0::/10`
+ * (deprecated, still routed inside some networks) and NAT64 local-use `64:ff9b:1::/48`.
+ */
+const globalUnicast: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse("2000::"), 3]
 
 const ipv4From = (high: number, low: number) => ipaddr.IPv4.parse(`${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`)
 
@@ -37,7 +37,7 @@ export const isPublicAddress = (text: string): boolean => {
   if (v6.zoneId !== undefined) return false
   const carried = embeddedIpv4(v6)
   if (carried !== undefined) return carried.range() === "unicast"
-  return v6.range() === "unicast" && !refusedIpv6Ranges.some((range) => v6.match(range))
+  return v6.range() === "unicast" && v6.match(globalUnicast)
 }
 
 /** Whether a URL's host is an IP address rather than a name. */

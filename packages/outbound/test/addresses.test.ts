@@ -35,6 +35,7 @@ describe("isPublicAddress refuses every address that is not globally routed unic
     ["Teredo 2001::/32", "2001::1"],
     ["IPv6 documentation 2001:db8::/32", "2001:db8::1"],
     ["bracketed IPv6 loopback", "[::1]"],
+    ["unassigned IPv6 outside 2000::/3", "4000::1"],
     ["not an address", "example.org"]
   ]
   it.each(refused)("%s: %s", (_name, address) => {
