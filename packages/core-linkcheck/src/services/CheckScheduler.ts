@@ -131,6 +131,8 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const ready = new Map<string, Array<ClaimedCheck>>()
     let readyCount = 0
     const results = yield* Queue.unbounded<CheckCompletion>()
+    /** Checked, result not written yet (queued or being written): still this worker's claims. */
+    const unrecorded = new Set<string>()
     const nextStartByHost = new Map<string, number>()
     let lowPriorityCredit = 0
     let stopping = false
@@ -215,6 +217,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         const result = check.attempts > settings.maxAttempts
           ? checkFailedOutcome
           : yield* waitForHostTurn(check.host).pipe(Effect.zipRight(inspector.inspect(check.uri, { background: true })))
+        unrecorded.add(check.id)
         yield* Queue.offer(results, { id: check.id, result })
       }).pipe(
         Effect.onExit((exit) =>
@@ -233,6 +236,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       const batch = unwritten.slice(0, MAX_RESULTS_PER_WRITE)
       const completed = yield* completion.recordResults({ workerId, now: yield* now, results: batch })
       unwritten.splice(0, batch.length)
+      batch.forEach(({ id }) => unrecorded.delete(id))
       if (completed.recorded.length < batch.length) {
         yield* Effect.logWarning("Some link check results came after another worker took their checks over").pipe(
           Effect.annotateLogs({ dropped: batch.length - completed.recorded.length })
@@ -323,7 +327,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         hostname,
         pid: process.pid,
         now: at,
-        holding: [...running.keys(), ...readyIds(), ...unwritten.map((result) => result.id)],
+        holding: [...running.keys(), ...readyIds(), ...unrecorded],
         claimUntil: new Date(at.getTime() + Duration.toMillis(CLAIM_DURATION))
       })
     }))
