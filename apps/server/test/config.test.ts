@@ -55,7 +55,8 @@ describe("server configuration", () => {
       TLS_CERT_FILE: "/etc/cert.pem",
       RUN: "web,cron",
       LINKCHECK_CONCURRENCY: "0",
-      LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "maybe"
+      LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "maybe",
+      LINKCHECK_RETENTION_DAYS: "forever"
     })
     expect(Either.isLeft(result)).toBe(true)
     const problems = Either.isLeft(result) ? result.left.problems : []
@@ -68,7 +69,8 @@ describe("server configuration", () => {
       "LOG_LEVEL must be one of trace, debug, info, warning, error, fatal, none (got \"loud\")",
       "TLS_CERT_FILE and TLS_KEY_FILE must be set together",
       "LINKCHECK_ALLOW_PRIVATE_ADDRESSES must be true or false (got \"maybe\")",
-      "LINKCHECK_CONCURRENCY must be a whole number from 1 to 10000 (got \"0\")"
+      "LINKCHECK_CONCURRENCY must be a whole number from 1 to 10000 (got \"0\")",
+      "LINKCHECK_RETENTION_DAYS must be a whole number of days from 1 to 3650 (got \"forever\")"
     ])
   })
 })

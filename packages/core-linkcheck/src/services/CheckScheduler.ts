@@ -139,7 +139,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     /** Claims and heartbeats take turns. */
     const claiming = yield* Effect.makeSemaphore(1)
 
-    const claimDeadline = Effect.map(now, (at) => new Date(at.getTime() + Duration.toMillis(CLAIM_DURATION)))
+    const claimMillis = Duration.toMillis(CLAIM_DURATION)
 
     const waitForHostTurn = (host: string) =>
       Effect.gen(function*() {
@@ -289,14 +289,15 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       if (room <= 0) return 0
       lowPriorityCredit += room * LOW_PRIORITY_SHARE
       const lowPriorityQuota = Math.floor(lowPriorityCredit)
+      const at = yield* now
       const claimed = yield* store.claimChecks({
         workerId,
-        now: yield* now,
-        claimUntil: yield* claimDeadline,
+        now: at,
+        claimUntil: new Date(at.getTime() + claimMillis),
         limit: room,
         perHost: settings.perHostConcurrency,
         aheadPerHost: Math.min(prefetch, settings.perHostConcurrency),
-        workersAliveSince: new Date((yield* Clock.currentTimeMillis) - Duration.toMillis(CLAIM_DURATION)),
+        workersAliveSince: new Date(at.getTime() - claimMillis),
         heldByHost: heldByHost(),
         lowPriorityQuota
       })
@@ -328,7 +329,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         pid: process.pid,
         now: at,
         holding: [...running.keys(), ...readyIds(), ...unrecorded],
-        claimUntil: new Date(at.getTime() + Duration.toMillis(CLAIM_DURATION))
+        claimUntil: new Date(at.getTime() + claimMillis)
       })
     }))
 

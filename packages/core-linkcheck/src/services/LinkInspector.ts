@@ -6,7 +6,6 @@ import type { InspectorConfig } from "./inspector/config"
 import { followLink } from "./inspector/followLink"
 import { makeTransport } from "./inspector/transport"
 
-export { defaultInspectorConfig } from "./inspector/config"
 export type { InspectorConfig } from "./inspector/config"
 
 const makeInspector = (config: InspectorConfig) =>
