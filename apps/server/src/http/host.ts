@@ -53,26 +53,27 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
   )
 
   /**
-   * When draining begins the server stops accepting, closes idle connections, and answers the rest with
-   * `connection: close`. Acquired after `serving`, so its
-   * finaliser, which waits for the open connections to end (or cuts them after the grace period), runs while
-   * requests are still answered.
+   * When draining begins the server stops accepting, answers new requests with `connection: close`, and closes
+   * connections as they become idle. Acquired after `serving`, so its finaliser, which waits for the open
+   * connections to end (or cuts them after the grace period), runs while requests are still answered.
    */
   const drainOnShutdown = Layer.scopedDiscard(Effect.gen(function*() {
     const draining = yield* Draining
     const allClosed = yield* Deferred.make<void>()
-    let stopping = false
     // Once stopping, every answer closes its connection, so clients go elsewhere for their next request.
-    const closeAfterAnswer = (request: Http.IncomingMessage, response: Http.ServerResponse) => {
-      if (stopping) response.shouldKeepAlive = false
-      else response.once("finish", () => stopping && request.socket.end())
+    const closeAfterAnswer = (_request: Http.IncomingMessage, response: Http.ServerResponse) => {
+      response.shouldKeepAlive = false
     }
-    server.prependListener("request", closeAfterAnswer)
     yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", closeAfterAnswer)))
     yield* draining.onBegin(Effect.gen(function*() {
       yield* Effect.logInfo("Shutting down: no new connections; in-flight requests finish")
-      stopping = true
-      server.close(() => Deferred.unsafeDone(allClosed, Exit.void))
+      server.prependListener("request", closeAfterAnswer)
+      // a keep-alive connection whose request was in flight becomes idle once answered
+      const closeIdle = setInterval(() => server.closeIdleConnections(), 100).unref()
+      server.close(() => {
+        clearInterval(closeIdle)
+        Deferred.unsafeDone(allClosed, Exit.void)
+      })
       server.closeIdleConnections()
     }))
     yield* Effect.addFinalizer(() =>
