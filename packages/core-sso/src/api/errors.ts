@@ -1,0 +1,76 @@
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import { Schema } from "effect"
+
+/** The error codes of RFC 6749 section 5.2 that the token, revoke and introspect endpoints answer with. */
+export const OAuthErrorCode = Schema.Literal(
+  "invalid_request",
+  "invalid_client",
+  "invalid_grant",
+  "unauthorized_client",
+  "unsupported_grant_type",
+  "unsupported_token_type",
+  "invalid_scope",
+  "slow_down"
+)
+export type OAuthErrorCode = typeof OAuthErrorCode.Type
+
+const OAuthErrorFields = { error: OAuthErrorCode, error_description: Schema.String }
+
+/** 400: a parameter is missing or wrong, the grant is invalid, or the grant type is not supported. */
+export class OAuthRequestRefused extends Schema.TaggedError<OAuthRequestRefused>()("OAuthRequestRefused", OAuthErrorFields) {}
+
+/** 401 with `WWW-Authenticate: Basic`: the client could not be authenticated. */
+export class OAuthClientRefused extends Schema.TaggedError<OAuthClientRefused>()("OAuthClientRefused", OAuthErrorFields) {}
+
+/** 429 with `Retry-After`: too many failed client authentications from this client or address. */
+export class OAuthThrottled extends Schema.TaggedError<OAuthThrottled>()("OAuthThrottled", {
+  ...OAuthErrorFields,
+  retry_after_seconds: Schema.Number
+}) {}
+
+/** 401 with `WWW-Authenticate: Bearer error="invalid_token"`: no usable access token. */
+export class InvalidToken extends Schema.TaggedError<InvalidToken>()("InvalidToken", {
+  error: Schema.Literal("invalid_token"),
+  error_description: Schema.String
+}) {}
+
+/** 400: a request to the JSON API the service cannot act on. Nothing was changed. */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  error: Schema.String,
+  details: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}) {}
+
+const OAuthErrorBody = Schema.Struct(OAuthErrorFields)
+
+/**
+ * On the wire an OAuth error is RFC 6749's `{"error", "error_description"}`; the tag lives on the TypeScript side
+ * only, so clients decode a typed error from the status code and the body.
+ */
+const oauthErrorResponse = <Self extends { readonly error: OAuthErrorCode; readonly error_description: string }>(
+  errorClass: Schema.Schema<Self, any> & (new(fields: typeof OAuthErrorBody.Type) => Self),
+  status: number
+) =>
+  Schema.transform(OAuthErrorBody, Schema.typeSchema(errorClass), {
+    strict: true,
+    decode: (body) => new errorClass(body),
+    encode: ({ error, error_description }) => ({ error, error_description })
+  }).annotations(HttpApiSchema.annotations({ status }))
+
+export const OAuthRequestRefusedResponse = oauthErrorResponse(OAuthRequestRefused, 400)
+export const OAuthClientRefusedResponse = oauthErrorResponse(OAuthClientRefused, 401)
+
+export const OAuthThrottledResponse = Schema.transform(OAuthErrorBody, Schema.typeSchema(OAuthThrottled), {
+  strict: true,
+  decode: (body) => new OAuthThrottled({ ...body, retry_after_seconds: 0 }),
+  encode: ({ error, error_description }) => ({ error, error_description })
+}).annotations(HttpApiSchema.annotations({ status: 429 }))
+
+export const InvalidTokenResponse = Schema.transform(
+  Schema.Struct({ error: Schema.Literal("invalid_token"), error_description: Schema.String }),
+  Schema.typeSchema(InvalidToken),
+  {
+    strict: true,
+    decode: (body) => new InvalidToken(body),
+    encode: ({ error, error_description }) => ({ error, error_description })
+  }
+).annotations(HttpApiSchema.annotations({ status: 401 }))

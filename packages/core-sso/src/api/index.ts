@@ -1,0 +1,4 @@
+export * from "./admin"
+export * from "./errors"
+export * from "./oauth"
+export * from "./SsoApi"

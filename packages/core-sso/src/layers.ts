@@ -1,0 +1,84 @@
+import { JobQueue, layerMemory as jobQueueMemory } from "@civicstack/jobs"
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { Effect, Layer, Schedule } from "effect"
+import { Authorization, authorizationLayer } from "./services/Authorization"
+import { Directory, directoryLayer } from "./services/Directory"
+import { makeIdTokens } from "./services/idTokens"
+import { OAuthServer, oauthServerLayer } from "./services/OAuthServer"
+import { Passwords } from "./services/Passwords"
+import { runPushWorker } from "./services/pushes"
+import { PushTransport, pushTransportLayer } from "./services/pushTransport"
+import { SignIn, signInLayer } from "./services/SignIn"
+import { SsoParts } from "./services/SsoParts"
+import type { SsoSettings } from "./settings"
+import { defaultSsoSettings } from "./settings"
+import { SsoStore } from "./storage/SsoStore"
+import { layerMemory as storeMemory } from "./storage/memory"
+import { layerSql as storeSql } from "./storage/sql"
+
+/** The services of one SSO. */
+export type SsoServices = OAuthServer | Authorization | SignIn | Directory
+
+const partsLayer = (settings: SsoSettings) =>
+  Layer.effect(
+    SsoParts,
+    Effect.gen(function*() {
+      const store = yield* SsoStore
+      return {
+        settings,
+        store,
+        idTokens: makeIdTokens(store),
+        passwords: yield* Passwords,
+        jobs: yield* JobQueue,
+        pushTransport: yield* PushTransport
+      }
+    })
+  ).pipe(Layer.provide(Layer.merge(
+    Passwords.layer({ concurrency: settings.passwordHashConcurrency }),
+    pushTransportLayer({
+      allowPrivateAddresses: settings.allowPrivateAddresses,
+      connectTimeout: settings.pushTimeout,
+      responseTimeout: settings.pushTimeout,
+      lookup: settings.resolver
+    })
+  )))
+
+/** The services over the store and job queue the caller provides; `layerSql` and `layerMemory` are built on it. */
+export const serviceOver = (
+  settings: Partial<SsoSettings>
+): Layer.Layer<SsoServices | SsoParts, never, SsoStore | JobQueue> =>
+  Layer.mergeAll(oauthServerLayer, authorizationLayer, signInLayer, directoryLayer).pipe(
+    Layer.provideMerge(partsLayer({ ...defaultSsoSettings, ...settings }))
+  )
+
+/**
+ * The SSO over an `SqlClient` (PostgreSQL, or PGlite embedded) and the host's job queue. Run `migrate` first. Add
+ * `workers` in the copies that should send pushes.
+ */
+export const layerSql = (
+  settings: Partial<SsoSettings> = {}
+): Layer.Layer<SsoServices | SsoParts, never, SqlClient | JobQueue> => serviceOver(settings).pipe(Layer.provide(storeSql))
+
+/** The SSO in memory, with a job queue of its own: for tests, scripts and embedding without a database. */
+export const layerMemory = (settings: Partial<SsoSettings> = {}): Layer.Layer<SsoServices | SsoParts> =>
+  serviceOver(settings).pipe(Layer.provide(Layer.merge(storeMemory, jobQueueMemory)))
+
+/**
+ * The background work of the SSO built by `layerSql` or `layerMemory`: the push sender. It runs while the layer's
+ * scope is open and is restarted when it stops on a failure (the database went away).
+ */
+export const workers: Layer.Layer<never, never, SsoParts> = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const parts = yield* SsoParts
+    yield* runPushWorker({
+      concurrency: parts.settings.pushConcurrency,
+      shutdownGracePeriod: parts.settings.shutdownGracePeriod
+    }).pipe(
+      Effect.tapErrorCause((cause) => Effect.logWarning("Sign-on push sender stopped; starting it again", cause)),
+      Effect.retry(Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))),
+      Effect.provideService(JobQueue, parts.jobs),
+      Effect.provideService(SsoParts, parts),
+      Effect.forkScoped
+    )
+  })
+)

@@ -1,0 +1,15 @@
+import { migrateSchema } from "@civicstack/jobs"
+import { createPushCredentials } from "./createPushCredentials"
+import { createSigningKeys } from "./createSigningKeys"
+import { createSsoTables } from "./createSsoTables"
+
+/** Creates the `sso` schema and brings its tables up to date; safe to run from several copies at once. */
+export const migrate = migrateSchema({
+  schema: "sso",
+  lockKey: 5_463_118_921,
+  migrations: {
+    "1_create_sso": createSsoTables,
+    "2_create_push_credentials": createPushCredentials,
+    "3_create_signing_keys": createSigningKeys
+  }
+})

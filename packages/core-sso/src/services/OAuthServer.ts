@@ -1,0 +1,454 @@
+import { Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import { InvalidToken, OAuthClientRefused, OAuthRequestRefused, OAuthThrottled } from "../api/errors"
+import type { OAuthErrorCode } from "../api/errors"
+import type {
+  ClientUser,
+  IntrospectionResponse,
+  OpenIdConfiguration,
+  ServerMetadata,
+  TokenForm,
+  TokenQueryForm,
+  TokenResponse
+} from "../api/oauth"
+import { clientCredentials } from "../domain/clientCredentials"
+import { verifierAnswers } from "../domain/pkce"
+import type { AccessToken, Application, RefreshToken, User } from "../domain/records"
+import { isLive } from "../domain/records"
+import { hashSecret, isSecretShaped, matchesHash, newSecret } from "../domain/secrets"
+import type { StoreError } from "../storage/SsoStore"
+import { accessProblem, permissionsOn, userAccess } from "./access"
+import { now, SsoParts } from "./SsoParts"
+import { makeThrottle } from "./throttle"
+
+/** Where a request came from, as the host sees it: the client's address and its `Authorization` header. */
+export interface RequestOrigin {
+  readonly address: string
+  readonly authorization: string | undefined
+}
+
+interface Client {
+  readonly application: Application
+  /** As the client presented it: the SSO keeps only its hash, and id_tokens name it. */
+  readonly clientId: string
+}
+
+/** The OpenID Connect claims the granted scopes release, beside `sub`. */
+export const profileClaims = (user: User, scopes: ReadonlyArray<string>): Record<string, unknown> => ({
+  ...(scopes.includes("profile") ? { name: user.name } : {}),
+  ...(scopes.includes("email") ? { email: user.email } : {})
+})
+
+type LiveToken =
+  | { readonly kind: "access"; readonly token: AccessToken }
+  | { readonly kind: "refresh"; readonly token: RefreshToken }
+
+type ClientFailure = OAuthRequestRefused | OAuthClientRefused | OAuthThrottled | StoreError
+
+const refused = (error: OAuthErrorCode, description: string) =>
+  new OAuthRequestRefused({ error, error_description: description })
+
+const missing = (parameter: string) => refused("invalid_request", `The ${parameter} parameter is required`)
+
+const invalidToken = (description: string) => new InvalidToken({ error: "invalid_token", error_description: description })
+
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
+
+/** The bearer token of an `Authorization` header; any other scheme is no token. */
+export const bearerToken = (authorization: string | undefined): string | undefined =>
+  authorization === undefined ? undefined : /^bearer +([\x21-\x7e]+) *$/i.exec(authorization)?.[1]
+
+/**
+ * The OAuth 2 authorization and resource server: token exchange with refresh rotation, the user details for a
+ * token, revocation and introspection, each behind client authentication whose failures are counted in storage.
+ */
+export class OAuthServer extends Context.Tag("@civicstack/core-sso/OAuthServer")<OAuthServer, {
+  readonly exchange: (form: TokenForm, origin: RequestOrigin) => Effect.Effect<TokenResponse, ClientFailure>
+  readonly user: (
+    origin: RequestOrigin,
+    clientId: string | undefined
+  ) => Effect.Effect<ClientUser, InvalidToken | StoreError>
+  /**
+   * Who holds a bearer token issued to the named application (the SSO's own, or a service it guards), with their
+   * permissions on it. For the admin API and for services that share the SSO's process.
+   */
+  readonly caller: (
+    authorization: string | undefined,
+    applicationName: string
+  ) => Effect.Effect<{ readonly user: User; readonly permissions: ReadonlyArray<string> }, InvalidToken | StoreError>
+  readonly revoke: (form: TokenQueryForm, origin: RequestOrigin) => Effect.Effect<void, ClientFailure>
+  readonly introspect: (form: TokenQueryForm, origin: RequestOrigin) => Effect.Effect<IntrospectionResponse, ClientFailure>
+  /** OpenID Connect userinfo: the claims the token's scopes release; the token must have the `openid` scope. */
+  readonly userInfo: (authorization: string | undefined) => Effect.Effect<Record<string, unknown>, InvalidToken | StoreError>
+  readonly metadata: ServerMetadata
+  readonly openidConfiguration: OpenIdConfiguration
+  readonly jwks: Effect.Effect<{ readonly keys: ReadonlyArray<Record<string, unknown>> }, StoreError>
+  /** Signs id_tokens with a new key from now on; the old public key stays published until its tokens expire. */
+  readonly rotateSigningKey: Effect.Effect<string, StoreError>
+}>() {}
+
+export const oauthServerLayer = Layer.effect(
+  OAuthServer,
+  Effect.gen(function*() {
+    const { idTokens, settings, store } = yield* SsoParts
+    const limits = settings.clientAuthentication
+    const throttle = makeThrottle(store, limits.window)
+    const accessTokenSeconds = Math.round(Duration.toSeconds(settings.accessTokenLifetime))
+
+    const authenticateClient = (
+      form: { readonly client_id?: string | undefined; readonly client_secret?: string | undefined },
+      origin: RequestOrigin
+    ) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const addressRule = { key: `address:${origin.address}`, limit: limits.perAddress }
+        const presented = clientCredentials(origin.authorization, form)
+        if (Either.isLeft(presented)) {
+          const { code, description } = presented.left
+          if (code === "invalid_request") return yield* refused(code, description)
+          yield* throttle.recordFailure([addressRule], at)
+          return yield* new OAuthClientRefused({ error: code, error_description: description })
+        }
+        const { clientId, clientSecret } = presented.right
+        const rules = [{ key: `client:${hashSecret(clientId)}`, limit: limits.perClient }, addressRule]
+        const wait = yield* throttle.retryAfter(rules, at)
+        if (wait !== undefined) {
+          return yield* new OAuthThrottled({
+            error: "slow_down",
+            error_description: `Too many failed client authentications; try again in ${wait} seconds`,
+            retry_after_seconds: wait
+          })
+        }
+        const application = isSecretShaped(clientId)
+          ? yield* store.applicationByClientIdHash(hashSecret(clientId))
+          : Option.none<Application>()
+        if (Option.isSome(application) && !application.value.retired &&
+          matchesHash(clientSecret, application.value.clientSecretHash)) {
+          return { application: application.value, clientId } satisfies Client
+        }
+        yield* throttle.recordFailure(rules, at)
+        return yield* new OAuthClientRefused({ error: "invalid_client", error_description: "Client authentication failed" })
+      })
+
+    const issueTokens = (input: {
+      readonly application: Application
+      readonly clientId: string
+      readonly nonce: string | null
+      readonly userUid: string
+      readonly scopes: ReadonlyArray<string>
+      readonly grantCodeHash: string | null
+      readonly chainId: string
+      readonly authTime: Date
+    }) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const accessToken = newSecret()
+        const refreshToken = newSecret()
+        const common = {
+          applicationId: input.application.id,
+          userUid: input.userUid,
+          scopes: input.scopes,
+          grantCodeHash: input.grantCodeHash,
+          chainId: input.chainId,
+          createdAt: at
+        }
+        yield* store.insertAccessToken({
+          ...common,
+          id: randomUUID(),
+          tokenHash: hashSecret(accessToken),
+          kind: "oauth",
+          expiresAt: new Date(at.getTime() + accessTokenSeconds * 1000),
+          revokedAt: null
+        })
+        yield* store.insertRefreshToken({
+          ...common,
+          id: randomUUID(),
+          tokenHash: hashSecret(refreshToken),
+          authTime: input.authTime,
+          usedAt: null,
+          revokedAt: null
+        })
+        const response: TokenResponse = {
+          access_token: accessToken,
+          token_type: "Bearer",
+          expires_in: accessTokenSeconds,
+          refresh_token: refreshToken,
+          created_at: seconds(at),
+          ...(input.scopes.length === 0 ? {} : { scope: input.scopes.join(" ") })
+        }
+        if (!input.scopes.includes("openid")) return response
+        const user = yield* store.userByUid(input.userUid)
+        const idToken = yield* idTokens.sign({
+          issuer: settings.issuer,
+          subject: input.userUid,
+          clientId: input.clientId,
+          nonce: input.nonce,
+          authTime: input.authTime,
+          lifetime: settings.accessTokenLifetime,
+          extra: Option.match(user, { onNone: () => ({}), onSome: (found) => profileClaims(found, input.scopes) })
+        })
+        return { ...response, id_token: idToken }
+      })
+
+    const record = (kind: string, detail: {
+      readonly userUid: string | null
+      readonly applicationId: string | null
+      readonly [key: string]: unknown
+    }) =>
+      Effect.flatMap(now, (at) => {
+        const { applicationId, userUid, ...rest } = detail
+        return store.appendEvent({ at, kind, userUid, applicationId, detail: rest })
+      })
+
+    const mayStillSignIn = (application: Application, userUid: string) =>
+      Effect.flatMap(userAccess(store, userUid, application), (access) =>
+        "problem" in access ? refused("invalid_grant", access.problem) : Effect.void)
+
+    const exchangeCode = ({ application, clientId }: Client, form: TokenForm) =>
+      Effect.gen(function*() {
+        if (form.code === undefined) return yield* missing("code")
+        if (form.redirect_uri === undefined) return yield* missing("redirect_uri")
+        const codeHash = hashSecret(form.code)
+        const use = yield* store.useGrant(codeHash, yield* now)
+        if (Option.isNone(use) || use.value.record.applicationId !== application.id) {
+          return yield* refused("invalid_grant", "The authorization code is not valid")
+        }
+        const grant = use.value.record
+        if (!use.value.firstUse) {
+          const revoked = yield* store.revokeTokens({ grantCodeHash: codeHash }, yield* now)
+          yield* record("code_reused", { userUid: grant.userUid, applicationId: application.id, revoked_tokens: revoked })
+          return yield* refused(
+            "invalid_grant",
+            "The authorization code has already been used; the tokens issued for it are revoked"
+          )
+        }
+        if (grant.expiresAt.getTime() <= (yield* now).getTime()) {
+          return yield* refused("invalid_grant", "The authorization code has expired")
+        }
+        if (form.redirect_uri !== grant.redirectUri) {
+          return yield* refused("invalid_grant", "The redirect_uri does not match the one of the authorization request")
+        }
+        if (grant.codeChallenge !== null) {
+          if (form.code_verifier === undefined) return yield* missing("code_verifier")
+          if (!verifierAnswers(form.code_verifier, grant.codeChallenge)) {
+            return yield* refused("invalid_grant", "The code_verifier does not match the code_challenge")
+          }
+        } else if (form.code_verifier !== undefined) {
+          return yield* refused("invalid_grant", "A code_verifier was sent, but the authorization request had no code_challenge")
+        }
+        yield* mayStillSignIn(application, grant.userUid)
+        const tokens = yield* issueTokens({
+          application,
+          clientId,
+          userUid: grant.userUid,
+          scopes: grant.scopes,
+          grantCodeHash: codeHash,
+          chainId: randomUUID(),
+          authTime: grant.authTime,
+          nonce: grant.nonce
+        })
+        yield* record("tokens_issued", { userUid: grant.userUid, applicationId: application.id, grant: "authorization_code" })
+        return tokens
+      })
+
+    const refresh = ({ application, clientId }: Client, form: TokenForm) =>
+      Effect.gen(function*() {
+        if (form.refresh_token === undefined) return yield* missing("refresh_token")
+        const tokenHash = hashSecret(form.refresh_token)
+        const found = yield* store.refreshTokenByHash(tokenHash)
+        if (Option.isNone(found) || found.value.applicationId !== application.id) {
+          return yield* refused("invalid_grant", "The refresh token is not valid")
+        }
+        if (found.value.revokedAt !== null) return yield* refused("invalid_grant", "The refresh token has been revoked")
+        const use = yield* store.useRefreshToken(tokenHash, yield* now)
+        const token: RefreshToken = Option.getOrElse(Option.map(use, ({ record }) => record), () => found.value)
+        if (Option.isNone(use) || !use.value.firstUse) {
+          const revoked = yield* store.revokeTokens({ chainId: token.chainId }, yield* now)
+          yield* record("refresh_token_reused", { userUid: token.userUid, applicationId: application.id, revoked_tokens: revoked })
+          return yield* refused(
+            "invalid_grant",
+            "The refresh token has already been used; every token of its chain is revoked"
+          )
+        }
+        yield* mayStillSignIn(application, token.userUid)
+        return yield* issueTokens({
+          application,
+          clientId,
+          userUid: token.userUid,
+          scopes: token.scopes,
+          grantCodeHash: token.grantCodeHash,
+          chainId: token.chainId,
+          authTime: token.authTime,
+          nonce: null
+        })
+      })
+
+    const liveTokenOf = (application: Application, token: string): Effect.Effect<Option.Option<LiveToken>, StoreError> =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const tokenHash = hashSecret(token)
+        const access = yield* store.accessTokenByHash(tokenHash)
+        if (Option.isSome(access)) {
+          return access.value.applicationId === application.id && isLive(access.value, at)
+            ? Option.some<LiveToken>({ kind: "access", token: access.value })
+            : Option.none()
+        }
+        const refreshToken = yield* store.refreshTokenByHash(tokenHash)
+        return Option.isSome(refreshToken) && refreshToken.value.applicationId === application.id &&
+            refreshToken.value.revokedAt === null && refreshToken.value.usedAt === null
+          ? Option.some<LiveToken>({ kind: "refresh", token: refreshToken.value })
+          : Option.none()
+      })
+
+    /** The live access token of an `Authorization` header, its application and its user (not suspended). */
+    const tokenHolder = (authorization: string | undefined) =>
+      Effect.gen(function*() {
+        const token = bearerToken(authorization)
+        if (token === undefined) return yield* invalidToken("No bearer access token was sent")
+        const found = isSecretShaped(token) ? yield* store.accessTokenByHash(hashSecret(token)) : Option.none()
+        if (Option.isNone(found)) return yield* invalidToken("The access token is not valid")
+        const accessToken = found.value
+        if (accessToken.revokedAt !== null) return yield* invalidToken("The access token has been revoked")
+        if (accessToken.expiresAt.getTime() <= (yield* now).getTime()) {
+          return yield* invalidToken("The access token has expired")
+        }
+        const application = yield* store.applicationById(accessToken.applicationId)
+        const user = yield* store.userByUid(accessToken.userUid)
+        if (Option.isNone(application) || Option.isNone(user)) return yield* invalidToken("The access token is not valid")
+        if (user.value.suspendedAt !== null) return yield* invalidToken("The user is suspended")
+        return { application: application.value, user: user.value, accessToken }
+      })
+
+    const issuerUrl = (path: string) => new URL(path, settings.issuer).toString()
+
+    const metadata: ServerMetadata = {
+      issuer: settings.issuer,
+      authorization_endpoint: issuerUrl("/oauth/authorize"),
+      token_endpoint: issuerUrl("/oauth/token"),
+      revocation_endpoint: issuerUrl("/oauth/revoke"),
+      introspection_endpoint: issuerUrl("/oauth/introspect"),
+      jwks_uri: issuerUrl("/.well-known/jwks.json"),
+      response_types_supported: ["code"],
+      response_modes_supported: ["query"],
+      grant_types_supported: ["authorization_code", "refresh_token"],
+      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+      revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+      introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+      code_challenge_methods_supported: ["S256"],
+      scopes_supported: ["openid", "profile", "email"],
+      authorization_response_iss_parameter_supported: true
+    }
+
+    return {
+      exchange: (form, origin) =>
+        Effect.gen(function*() {
+          const client = yield* authenticateClient(form, origin)
+          switch (form.grant_type) {
+            case undefined:
+              return yield* missing("grant_type")
+            case "authorization_code":
+              return yield* exchangeCode(client, form)
+            case "refresh_token":
+              return yield* refresh(client, form)
+            default:
+              return yield* refused(
+                "unsupported_grant_type",
+                "The grant_type must be authorization_code or refresh_token"
+              )
+          }
+        }),
+
+      user: (origin, clientId) =>
+        Effect.gen(function*() {
+          const { application, user } = yield* tokenHolder(origin.authorization)
+          if (clientId !== undefined && !matchesHash(clientId, application.clientIdHash)) {
+            return yield* invalidToken("The access token was not issued to this client")
+          }
+          const permissions = yield* permissionsOn(store, user.uid, application.id)
+          const problem = accessProblem(user, application, permissions)
+          if (problem !== undefined) return yield* invalidToken(problem)
+          return {
+            user: {
+              uid: user.uid,
+              name: user.name,
+              email: user.email,
+              permissions,
+              organisation_slug: user.organisationSlug,
+              organisation_content_id: user.organisationContentId,
+              disabled: false
+            }
+          }
+        }),
+
+      caller: (authorization, applicationName) =>
+        Effect.gen(function*() {
+          const { application, user } = yield* tokenHolder(authorization)
+          if (application.name !== applicationName || application.retired) {
+            return yield* invalidToken(`The access token was not issued for ${applicationName}`)
+          }
+          return { user, permissions: yield* permissionsOn(store, user.uid, application.id) }
+        }),
+
+      revoke: (form, origin) =>
+        Effect.gen(function*() {
+          const { application } = yield* authenticateClient(form, origin)
+          if (form.token === undefined) return yield* missing("token")
+          const live = yield* liveTokenOf(application, form.token)
+          if (Option.isNone(live)) return
+          const { kind, token } = live.value
+          // a refresh token's revocation ends its whole chain, as RFC 7009 section 2.1 suggests
+          yield* store.revokeTokens(
+            kind === "access" ? { accessTokenId: token.id } : { chainId: token.chainId },
+            yield* now
+          )
+          yield* record("token_revoked", { userUid: token.userUid, applicationId: application.id, token_kind: kind })
+        }),
+
+      introspect: (form, origin) =>
+        Effect.gen(function*() {
+          const { application } = yield* authenticateClient(form, origin)
+          if (form.token === undefined) return yield* missing("token")
+          const live = yield* liveTokenOf(application, form.token)
+          if (Option.isNone(live)) return { active: false }
+          const { kind, token } = live.value
+          const user = yield* store.userByUid(token.userUid)
+          if (Option.isNone(user) || user.value.suspendedAt !== null) return { active: false }
+          return {
+            active: true,
+            ...(form.client_id === undefined ? {} : { client_id: form.client_id }),
+            username: user.value.email,
+            sub: user.value.uid,
+            ...(token.scopes.length === 0 ? {} : { scope: token.scopes.join(" ") }),
+            token_type: kind === "access" ? "Bearer" as const : "refresh_token" as const,
+            iat: seconds(token.createdAt),
+            ...(live.value.kind === "access" ? { exp: seconds(live.value.token.expiresAt) } : {}),
+            iss: settings.issuer
+          }
+        }),
+
+      userInfo: (authorization) =>
+        Effect.gen(function*() {
+          const { accessToken, application, user } = yield* tokenHolder(authorization)
+          if (!accessToken.scopes.includes("openid")) {
+            return yield* invalidToken("The access token was not issued with the openid scope")
+          }
+          const problem = accessProblem(user, application, yield* permissionsOn(store, user.uid, application.id))
+          if (problem !== undefined) return yield* invalidToken(problem)
+          return { sub: user.uid, ...profileClaims(user, accessToken.scopes) }
+        }),
+
+      jwks: Effect.map(idTokens.publicKeys(settings.accessTokenLifetime), (keys) => ({ keys })),
+      rotateSigningKey: idTokens.rotate,
+
+      metadata,
+      openidConfiguration: {
+        ...metadata,
+        userinfo_endpoint: issuerUrl("/oauth/userinfo"),
+        jwks_uri: issuerUrl("/.well-known/jwks.json"),
+        subject_types_supported: ["public"],
+        id_token_signing_alg_values_supported: ["RS256"],
+        claims_supported: ["sub", "iss", "aud", "azp", "exp", "iat", "auth_time", "nonce", "name", "email"]
+      }
+    }
+  })
+)

@@ -1,0 +1,22 @@
+import type { JobQueue } from "@civicstack/jobs"
+import { Clock, Context, Effect } from "effect"
+import type { SsoSettings } from "../settings"
+import type { SsoStore } from "../storage/SsoStore"
+import type { IdTokens } from "./idTokens"
+import type { Passwords } from "./Passwords"
+import type { PushTransport } from "./pushTransport"
+
+/**
+ * The internal parts of one SSO, built once by `layerSql` or `layerMemory` and shared by its services and workers.
+ * Not exported: embedders assemble the service from those layers.
+ */
+export class SsoParts extends Context.Tag("@civicstack/core-sso/SsoParts")<SsoParts, {
+  readonly settings: SsoSettings
+  readonly store: Context.Tag.Service<SsoStore>
+  readonly passwords: Context.Tag.Service<Passwords>
+  readonly jobs: Context.Tag.Service<JobQueue>
+  readonly pushTransport: Context.Tag.Service<PushTransport>
+  readonly idTokens: IdTokens
+}>() {}
+
+export const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))

@@ -1,0 +1,36 @@
+import { Effect, Option } from "effect"
+import type { Context } from "effect"
+import { SIGNIN } from "../domain/permissions"
+import type { Application, User } from "../domain/records"
+import type { SsoStore } from "../storage/SsoStore"
+
+/** The user's permissions on one application, sorted; empty when they have none. */
+export const permissionsOn = (store: Context.Tag.Service<SsoStore>, userUid: string, applicationId: string) =>
+  Effect.map(
+    store.permissionsOf(userUid),
+    (held) => held.find((entry) => entry.applicationId === applicationId)?.permissions ?? []
+  )
+
+/** Why the user may not use the application now, or `undefined` when they may. */
+export const accessProblem = (
+  user: User,
+  application: Application,
+  permissions: ReadonlyArray<string>
+): string | undefined =>
+  user.suspendedAt !== null
+    ? "The user is suspended"
+    : application.retired
+    ? "The application is retired"
+    : !permissions.includes(SIGNIN)
+    ? "The user does not have permission to sign in to this application"
+    : undefined
+
+/** The user and their permissions on the application, or why they may not use it. */
+export const userAccess = (store: Context.Tag.Service<SsoStore>, userUid: string, application: Application) =>
+  Effect.gen(function*() {
+    const user = yield* store.userByUid(userUid)
+    if (Option.isNone(user)) return { problem: "The user no longer exists" } as const
+    const permissions = yield* permissionsOn(store, userUid, application.id)
+    const problem = accessProblem(user.value, application, permissions)
+    return problem === undefined ? { user: user.value, permissions } as const : { problem } as const
+  })

@@ -1,0 +1,164 @@
+import { runWorker } from "@civicstack/jobs"
+import type { JobInfo, WorkerOptions } from "@civicstack/jobs"
+import { Duration, Effect, Option, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import { SIGNIN, USER_UPDATE_PERMISSION } from "../domain/permissions"
+import type { PermissionsByApplication, PushKind } from "../domain/pushes"
+import { pushUrl, updateBody } from "../domain/pushes"
+import type { Application } from "../domain/records"
+import { hashSecret, newSecret } from "../domain/secrets"
+import { PushDelivery, pushDedupeKey } from "./pushJob"
+import { now, SsoParts } from "./SsoParts"
+
+/** The built-in API user whose token every push carries. */
+export const PUSH_USER_EMAIL = "push@civicstack.local"
+
+/** Push tokens live a year and are replaced when they have less than four weeks left. */
+const PUSH_TOKEN_LIFETIME = Duration.days(365)
+const PUSH_TOKEN_RENEWAL = Duration.weeks(4)
+
+/** A later change that arrives while a push is being sent is sent too, up to this many times in one job. */
+const MAX_SENDS_PER_JOB = 3
+
+export class PushNotDelivered extends Schema.TaggedError<PushNotDelivered>()("PushNotDelivered", {
+  reason: Schema.String
+}) {}
+
+const receiverMayAcceptLater = (status: number) => status === 429 || status >= 500
+
+/**
+ * Queues pushes of a user's change to every application that takes pushes and was ever issued a token for them.
+ * Called inside the transaction of the change, so the change and its pushes are kept or lost together.
+ */
+export const enqueuePushes = (userUid: string, kinds: ReadonlyArray<PushKind>, only?: (application: Application) => boolean) =>
+  Effect.gen(function*() {
+    const { jobs, store } = yield* SsoParts
+    for (const applicationId of yield* store.applicationsUsedBy(userUid)) {
+      const application = yield* store.applicationById(applicationId)
+      if (Option.isNone(application) || !application.value.pushUpdates || application.value.retired) continue
+      if (only !== undefined && !only(application.value)) continue
+      for (const kind of kinds) {
+        const payload = { kind, userUid, applicationId }
+        yield* jobs.enqueue(PushDelivery, payload, { dedupeKey: pushDedupeKey(payload) })
+      }
+    }
+  })
+
+/** The push user's live token for an application, issuing and keeping a new one when needed (one copy at a time). */
+const pushToken = (application: Application) =>
+  Effect.gen(function*() {
+    const { store } = yield* SsoParts
+    const fresh = (at: Date) => (credential: { readonly expiresAt: Date }) =>
+      credential.expiresAt.getTime() - at.getTime() > Duration.toMillis(PUSH_TOKEN_RENEWAL)
+    const kept = yield* store.pushCredential(application.id)
+    if (Option.exists(kept, fresh(yield* now))) return Option.getOrThrow(kept).token
+    return yield* store.exclusively(Effect.gen(function*() {
+      const at = yield* now
+      const current = yield* store.pushCredential(application.id)
+      if (Option.exists(current, fresh(at))) return Option.getOrThrow(current).token
+      const pushUser = Option.getOrNull(yield* store.userByEmail(PUSH_USER_EMAIL)) ?? (yield* Effect.gen(function*() {
+        const user = {
+          uid: randomUUID(),
+          name: "Sign-on pushes",
+          email: PUSH_USER_EMAIL,
+          passwordHash: null,
+          isApiUser: true,
+          organisationSlug: null,
+          organisationContentId: null,
+          suspendedAt: null,
+          suspensionReason: null,
+          failedSignIns: 0,
+          lockedUntil: null,
+          createdAt: at
+        }
+        yield* Effect.orDie(store.insertUser(user))
+        return user
+      }))
+      yield* store.setPermissions(pushUser.uid, application.id, [SIGNIN, USER_UPDATE_PERMISSION])
+      const token = newSecret()
+      const tokenId = randomUUID()
+      const expiresAt = new Date(at.getTime() + Duration.toMillis(PUSH_TOKEN_LIFETIME))
+      yield* store.insertAccessToken({
+        id: tokenId,
+        tokenHash: hashSecret(token),
+        kind: "api",
+        applicationId: application.id,
+        userUid: pushUser.uid,
+        scopes: [],
+        grantCodeHash: null,
+        chainId: null,
+        createdAt: at,
+        expiresAt,
+        revokedAt: null
+      })
+      yield* store.savePushCredential({ applicationId: application.id, tokenId, token, expiresAt })
+      if (Option.isSome(current)) yield* store.revokeTokens({ accessTokenId: current.value.tokenId }, at)
+      return token
+    }))
+  })
+
+/** The body an update push would carry now, or `None` when there is nothing to push (the user is gone). */
+const currentUpdateBody = (application: Application, userUid: string) =>
+  Effect.gen(function*() {
+    const { store } = yield* SsoParts
+    const user = yield* store.userByUid(userUid)
+    if (Option.isNone(user)) return Option.none<string>()
+    const permissions: Record<string, ReadonlyArray<string>> = {}
+    for (const held of yield* store.permissionsOf(userUid)) {
+      const holder = yield* store.applicationById(held.applicationId)
+      if (Option.isSome(holder)) permissions[holder.value.name] = held.permissions
+    }
+    return Option.some(JSON.stringify(updateBody(application, user.value, permissions as PermissionsByApplication)))
+  })
+
+/**
+ * Sends one push and records the attempt in the event log; fails (so the queue retries it later) when the receiver
+ * may take it later. An update is sent again when the user changed while it was on its way.
+ */
+export const deliverPush = (payload: typeof PushDelivery.payload.Type, job: JobInfo) =>
+  Effect.gen(function*() {
+    const { pushTransport, store } = yield* SsoParts
+    const application = yield* store.applicationById(payload.applicationId)
+    if (Option.isNone(application) || !application.value.pushUpdates || application.value.retired) return
+    const target = application.value
+    const url = pushUrl(target, payload.userUid, payload.kind)
+    let sentBody: string | undefined
+    for (let send = 1; send <= MAX_SENDS_PER_JOB; send++) {
+      const body = payload.kind === "reauth" ? Option.some("{}") : yield* currentUpdateBody(target, payload.userUid)
+      if (Option.isNone(body) || body.value === sentBody) return
+      const outcome = yield* pushTransport.send({
+        method: payload.kind === "reauth" ? "POST" : "PUT",
+        url,
+        body: body.value,
+        bearerToken: yield* pushToken(target)
+      })
+      const delivered = outcome._tag === "Answered" && outcome.status < 300
+      yield* store.appendEvent({
+        at: yield* now,
+        kind: "push",
+        userUid: payload.userUid,
+        applicationId: target.id,
+        detail: {
+          push: payload.kind,
+          url,
+          attempt: job.attempt,
+          ...(outcome._tag === "Answered" ? { status: outcome.status } : { error: outcome.reason }),
+          outcome: delivered ? "delivered" : "failed"
+        }
+      })
+      if (outcome._tag === "Failed") {
+        if (outcome.permanent) return yield* Effect.logWarning("Push cannot be delivered; not retried").pipe(Effect.annotateLogs({ url, reason: outcome.reason }))
+        return yield* new PushNotDelivered({ reason: outcome.reason })
+      }
+      if (receiverMayAcceptLater(outcome.status)) return yield* new PushNotDelivered({ reason: `the receiver answered ${outcome.status}` })
+      if (!delivered) {
+        return yield* Effect.logWarning("Push refused by its receiver; not retried").pipe(
+          Effect.annotateLogs({ url, status: outcome.status })
+        )
+      }
+      if (payload.kind === "reauth") return
+      sentBody = body.value
+    }
+  })
+
+export const runPushWorker = (options?: WorkerOptions) => runWorker(PushDelivery, deliverPush, options)

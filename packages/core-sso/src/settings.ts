@@ -1,0 +1,62 @@
+import type { Resolver } from "@civicstack/outbound"
+import { Duration } from "effect"
+
+/** How many failures within a window are allowed before further attempts are refused. */
+export interface AttemptLimit {
+  readonly perClient: number
+  readonly perAddress: number
+  readonly window: Duration.Duration
+}
+
+/** How an embedded SSO behaves; every field has a default (`defaultSsoSettings`). */
+export interface SsoSettings {
+  /** The SSO's public base URL: the issuer of its tokens and the base of the URLs in its metadata. */
+  readonly issuer: string
+  /** Take a client's address from `X-Forwarded-For`: the server runs behind a proxy that sets it. */
+  readonly trustProxy: boolean
+  /** Production refuses http redirect URIs, even for loopback hosts, and marks cookies `Secure`. */
+  readonly production: boolean
+  readonly accessTokenLifetime: Duration.Duration
+  readonly codeLifetime: Duration.Duration
+  /** The default lifetime of API tokens issued in advance. */
+  readonly apiTokenLifetime: Duration.Duration
+  /** Failed client authentications at the token, revoke and introspect endpoints. */
+  readonly clientAuthentication: AttemptLimit
+  /** Wrong passwords per address; per account, `lockAfter` in a row lock it for `lockFor`. */
+  readonly signIn: {
+    readonly perAddress: number
+    readonly window: Duration.Duration
+    readonly lockAfter: number
+    readonly lockFor: Duration.Duration
+  }
+  readonly sessionIdleTimeout: Duration.Duration
+  /** Let pushes reach loopback and private addresses (tests, intranets). */
+  readonly allowPrivateAddresses: boolean
+  /** Each push may take this long to connect, and this long again for the answer. */
+  readonly pushTimeout: Duration.Duration
+  /** Pushes sent at once by this process. */
+  readonly pushConcurrency: number
+  /** How long pushes on their way may take once shutdown begins before they are handed back. */
+  readonly shutdownGracePeriod: Duration.Duration
+  /** Resolves host names for pushes instead of the system resolver (tests). */
+  readonly resolver?: Resolver
+  /** Password hashes computed at once; more wait, so that a flood of sign-ins cannot take every thread. */
+  readonly passwordHashConcurrency: number
+}
+
+export const defaultSsoSettings: SsoSettings = {
+  issuer: "http://localhost:3000",
+  trustProxy: false,
+  production: false,
+  accessTokenLifetime: Duration.seconds(7200),
+  codeLifetime: Duration.minutes(10),
+  apiTokenLifetime: Duration.days(730),
+  clientAuthentication: { perClient: 10, perAddress: 30, window: Duration.minutes(10) },
+  signIn: { perAddress: 30, window: Duration.minutes(10), lockAfter: 6, lockFor: Duration.hours(1) },
+  sessionIdleTimeout: Duration.minutes(30),
+  passwordHashConcurrency: 2,
+  allowPrivateAddresses: false,
+  pushTimeout: Duration.seconds(4),
+  pushConcurrency: 4,
+  shutdownGracePeriod: Duration.seconds(30)
+}

@@ -1,0 +1,157 @@
+import { Context, Schema } from "effect"
+import type { Effect, Option } from "effect"
+import type {
+  AccessToken,
+  Application,
+  ApplicationPermissions,
+  Grant,
+  RefreshToken,
+  SignInSession,
+  SigningKey,
+  SsoEvent,
+  User
+} from "../domain/records"
+
+export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {}
+
+/** A unique value is taken: an application name, a user's email (compared case-insensitively), a client id. */
+export class AlreadyTaken extends Schema.TaggedError<AlreadyTaken>()("AlreadyTaken", {
+  field: Schema.Literal("name", "email", "client_id")
+}) {}
+
+/**
+ * The bearer token of the SSO's push user for one application. Unlike the secrets the SSO hands out, it must be
+ * kept readable: the SSO itself presents it.
+ */
+export interface PushCredential {
+  readonly applicationId: string
+  readonly tokenId: string
+  readonly token: string
+  readonly expiresAt: Date
+}
+
+/** What a first or second use of a single-use secret finds. */
+export interface Use<A> {
+  readonly record: A
+  /** False when it had been used before: a replay. */
+  readonly firstUse: boolean
+}
+
+export type UserChanges = Partial<Pick<User, "name" | "email" | "organisationSlug" | "organisationContentId">>
+
+/** Which tokens to revoke. */
+export type TokenSelection =
+  | { readonly grantCodeHash: string }
+  | { readonly chainId: string }
+  | { readonly userUid: string }
+  | { readonly accessTokenId: string }
+
+/**
+ * The SSO's records. Every method that checks and changes (a code's or refresh token's use, a failed sign-in) does
+ * both in one step, so that copies of the service on one database cannot both win.
+ */
+export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoStore, {
+  /**
+   * Runs `effect` while no other caller's `exclusively` runs, in any copy sharing the store, and in one transaction
+   * on SQL: first-start setup and bootstrap files are applied once even when copies start together.
+   */
+  readonly exclusively: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
+  /**
+   * Runs `effect` in one transaction on SQL (joining the caller's if there is one), so that a change and the jobs it
+   * enqueues are kept or lost together. The memory store's operations are atomic one by one.
+   */
+  readonly atomically: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
+  /** The token the SSO presents when it pushes to an application, kept so every copy presents the same one. */
+  readonly pushCredential: (applicationId: string) => Effect.Effect<Option.Option<PushCredential>, StoreError>
+  readonly savePushCredential: (credential: PushCredential) => Effect.Effect<void, StoreError>
+  readonly insertApplication: (application: Application) => Effect.Effect<void, StoreError | AlreadyTaken>
+  /** Replaces the changeable fields of an application found by id (its name, credentials, settings). */
+  readonly updateApplication: (application: Application) => Effect.Effect<void, StoreError | AlreadyTaken>
+  readonly applicationById: (id: string) => Effect.Effect<Option.Option<Application>, StoreError>
+  readonly applicationByName: (name: string) => Effect.Effect<Option.Option<Application>, StoreError>
+  readonly applicationByClientIdHash: (hash: string) => Effect.Effect<Option.Option<Application>, StoreError>
+  readonly listApplications: Effect.Effect<ReadonlyArray<Application>, StoreError>
+
+  readonly insertUser: (user: User) => Effect.Effect<void, StoreError | AlreadyTaken>
+  readonly userByUid: (uid: string) => Effect.Effect<Option.Option<User>, StoreError>
+  /** Case-insensitive. */
+  readonly userByEmail: (email: string) => Effect.Effect<Option.Option<User>, StoreError>
+  readonly listUsers: Effect.Effect<ReadonlyArray<User>, StoreError>
+  readonly updateUser: (uid: string, changes: UserChanges) => Effect.Effect<Option.Option<User>, StoreError | AlreadyTaken>
+  readonly setPasswordHash: (uid: string, passwordHash: string | null) => Effect.Effect<void, StoreError>
+  /** Suspends (with when and why) or, with `null`, unsuspends. */
+  readonly setSuspension: (
+    uid: string,
+    suspension: { readonly at: Date; readonly reason: string } | null
+  ) => Effect.Effect<Option.Option<User>, StoreError>
+  /** Counts a wrong password; the `lockAfter`th in a row locks the account until `lockUntil`. */
+  readonly recordFailedSignIn: (
+    uid: string,
+    lock: { readonly lockAfter: number; readonly lockUntil: Date }
+  ) => Effect.Effect<Option.Option<User>, StoreError>
+  /** A successful sign-in or an admin's unlock: the count starts again and any lock ends. */
+  readonly clearFailedSignIns: (uid: string) => Effect.Effect<Option.Option<User>, StoreError>
+
+  readonly permissionsOf: (uid: string) => Effect.Effect<ReadonlyArray<ApplicationPermissions>, StoreError>
+  /** Replaces the user's permissions on one application; an empty list removes them all. */
+  readonly setPermissions: (
+    uid: string,
+    applicationId: string,
+    permissions: ReadonlyArray<string>
+  ) => Effect.Effect<void, StoreError>
+
+  readonly insertGrant: (grant: Grant) => Effect.Effect<void, StoreError>
+  /** Marks a code used; a code used before comes back with `firstUse: false` and is left as it was. */
+  readonly useGrant: (codeHash: string, now: Date) => Effect.Effect<Option.Option<Use<Grant>>, StoreError>
+
+  readonly insertAccessToken: (token: AccessToken) => Effect.Effect<void, StoreError>
+  readonly accessTokenByHash: (hash: string) => Effect.Effect<Option.Option<AccessToken>, StoreError>
+  readonly accessTokenById: (id: string) => Effect.Effect<Option.Option<AccessToken>, StoreError>
+  /** The API tokens issued to a user, newest first. */
+  readonly apiTokensOf: (uid: string) => Effect.Effect<ReadonlyArray<AccessToken>, StoreError>
+  readonly insertRefreshToken: (token: RefreshToken) => Effect.Effect<void, StoreError>
+  readonly refreshTokenByHash: (hash: string) => Effect.Effect<Option.Option<RefreshToken>, StoreError>
+  /** Marks a refresh token used, as `useGrant` does a code. */
+  readonly useRefreshToken: (hash: string, now: Date) => Effect.Effect<Option.Option<Use<RefreshToken>>, StoreError>
+  /** Revokes the selected access and refresh tokens not yet revoked; answers how many. */
+  readonly revokeTokens: (selection: TokenSelection, now: Date) => Effect.Effect<number, StoreError>
+  /** The applications the user was ever issued a token for. */
+  readonly applicationsUsedBy: (uid: string) => Effect.Effect<ReadonlyArray<string>, StoreError>
+
+  /** Records a failure under each key (e.g. `client:<id>`, `ip:<address>`); older records than `forgetBefore` go. */
+  readonly recordFailedAttempt: (
+    keys: ReadonlyArray<string>,
+    at: Date,
+    forgetBefore: Date
+  ) => Effect.Effect<void, StoreError>
+  /** Failures under `key` after `since`, and the oldest of them (when the count will next fall). */
+  readonly failedAttempts: (
+    key: string,
+    since: Date
+  ) => Effect.Effect<{ readonly count: number; readonly oldest: Date | null }, StoreError>
+
+  readonly insertSession: (session: SignInSession) => Effect.Effect<void, StoreError>
+  /** The session, if it was last seen after `idleSince`; it is then seen `now`. */
+  readonly touchSession: (
+    idHash: string,
+    idleSince: Date,
+    now: Date
+  ) => Effect.Effect<Option.Option<SignInSession>, StoreError>
+  readonly deleteSession: (idHash: string) => Effect.Effect<void, StoreError>
+  readonly deleteSessionsOf: (uid: string) => Effect.Effect<void, StoreError>
+
+  /** Newest first. */
+  readonly signingKeys: Effect.Effect<ReadonlyArray<SigningKey>, StoreError>
+  readonly insertSigningKey: (key: SigningKey) => Effect.Effect<void, StoreError>
+  /** Retires every key not yet retired except `keepKid`. */
+  readonly retireSigningKeys: (keepKid: string, at: Date) => Effect.Effect<void, StoreError>
+
+  readonly appendEvent: (event: SsoEvent) => Effect.Effect<void, StoreError>
+  /** Newest first. */
+  readonly events: (
+    filter: { readonly userUid?: string; readonly limit: number }
+  ) => Effect.Effect<ReadonlyArray<SsoEvent>, StoreError>
+}>() {}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Option, TestClock } from "effect"
+import { layerMemory } from "../../src/layers"
+import { Directory } from "../../src/services/Directory"
+import { SignIn } from "../../src/services/SignIn"
+import { PASSWORD, publisherAndAda } from "./harness"
+
+const sso = () => layerMemory()
+
+const attempt = (email: string, password: string, address = "192.0.2.1") =>
+  Effect.flatMap(SignIn, (signIn) => Effect.either(signIn.signIn({ email, password, address })))
+
+const refusal = (result: Either.Either<unknown, unknown>) => Option.getOrThrow(Either.getLeft(result))
+
+describe("SignIn", () => {
+  it.effect("an unknown email and a wrong password get the same answer", () =>
+    Effect.gen(function*() {
+      yield* publisherAndAda
+      const unknown = refusal(yield* attempt("nobody@example.com", PASSWORD))
+      const wrong = refusal(yield* attempt("ada@example.com", "not the password"))
+      expect(unknown).toEqual(wrong)
+      expect(Either.isRight(yield* attempt("ADA@example.com", PASSWORD))).toBe(true)
+    }).pipe(Effect.provide(sso())))
+
+  it.effect("the 6th wrong password in a row locks the account for an hour; an admin can unlock it", () =>
+    Effect.gen(function*() {
+      const { ada } = yield* publisherAndAda
+      for (let wrong = 0; wrong < 6; wrong++) yield* attempt("ada@example.com", `wrong password ${wrong}`, `198.51.100.${wrong}`)
+      const locked = refusal(yield* attempt("ada@example.com", PASSWORD))
+      expect(locked).toMatchObject({ _tag: "SignInRefused", reason: "locked" })
+      // a wrong password on a locked account tells nothing new
+      expect(refusal(yield* attempt("ada@example.com", "still wrong"))).toMatchObject({ reason: "invalid" })
+      yield* TestClock.adjust("59 minutes")
+      expect(refusal(yield* attempt("ada@example.com", PASSWORD))).toMatchObject({ reason: "locked" })
+      yield* (yield* Directory).unlock(ada.uid)
+      expect(Either.isRight(yield* attempt("ada@example.com", PASSWORD))).toBe(true)
+      const events = yield* (yield* Directory).events({ userUid: ada.uid })
+      expect(events.map((event) => event.kind)).toContain("account_locked")
+    }).pipe(Effect.provide(sso())))
+
+  it.effect("a lock ends by itself after an hour", () =>
+    Effect.gen(function*() {
+      yield* publisherAndAda
+      for (let wrong = 0; wrong < 6; wrong++) yield* attempt("ada@example.com", `wrong password ${wrong}`, `198.51.100.${wrong}`)
+      yield* TestClock.adjust("60 minutes")
+      expect(Either.isRight(yield* attempt("ada@example.com", PASSWORD))).toBe(true)
+    }).pipe(Effect.provide(sso())))
+
+  it.effect("30 failures from one address make it wait, whatever the account", () =>
+    Effect.gen(function*() {
+      yield* publisherAndAda
+      for (let wrong = 0; wrong < 30; wrong++) yield* attempt(`user${wrong}@example.com`, "wrong password")
+      expect(refusal(yield* attempt("ada@example.com", PASSWORD))).toMatchObject({ _tag: "SignInThrottled" })
+      expect(Either.isRight(yield* attempt("ada@example.com", PASSWORD, "192.0.2.99"))).toBe(true)
+    }).pipe(Effect.provide(sso())))
+
+  it.effect("a session ends after 30 idle minutes, and at sign-out", () =>
+    Effect.gen(function*() {
+      yield* publisherAndAda
+      const signIn = yield* SignIn
+      const started = yield* signIn.signIn({ email: "ada@example.com", password: PASSWORD, address: "192.0.2.1" })
+      yield* TestClock.adjust("29 minutes")
+      expect(Option.isSome(yield* signIn.current(started.sessionId))).toBe(true)
+      yield* TestClock.adjust("29 minutes")
+      expect(Option.isSome(yield* signIn.current(started.sessionId))).toBe(true)
+      yield* TestClock.adjust("30 minutes")
+      expect(yield* signIn.current(started.sessionId)).toEqual(Option.none())
+      const again = yield* signIn.signIn({ email: "ada@example.com", password: PASSWORD, address: "192.0.2.1" })
+      expect(Option.isSome(yield* signIn.signOut(again.sessionId))).toBe(true)
+      expect(yield* signIn.current(again.sessionId)).toEqual(Option.none())
+    }).pipe(Effect.provide(sso())))
+
+  it.effect("suspension ends the user's sessions", () =>
+    Effect.gen(function*() {
+      const { ada } = yield* publisherAndAda
+      const signIn = yield* SignIn
+      const started = yield* signIn.signIn({ email: "ada@example.com", password: PASSWORD, address: "192.0.2.1" })
+      yield* (yield* Directory).suspend(ada.uid, "Left")
+      expect(yield* signIn.current(started.sessionId)).toEqual(Option.none())
+      expect(refusal(yield* attempt("ada@example.com", PASSWORD))).toMatchObject({ reason: "suspended" })
+    }).pipe(Effect.provide(sso())))
+})

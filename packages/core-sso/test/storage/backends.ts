@@ -1,0 +1,32 @@
+import { PgliteClient } from "@civicstack/sql-pglite"
+import { SqlClient } from "@effect/sql/SqlClient"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { createTestDatabase as createDatabase, testPool } from "../../../../test-support/postgres"
+import { migrate } from "../../src/migrations/index"
+import type { SsoStore } from "../../src/storage/SsoStore"
+import { layerMemory } from "../../src/storage/memory"
+import { layerSql } from "../../src/storage/sql"
+
+export const memoryBackend = (): Layer.Layer<SsoStore> => layerMemory
+
+const emptyTables = Layer.effectDiscard(Effect.flatMap(SqlClient, (sql) =>
+  sql`TRUNCATE sso.signing_keys, sso.push_credentials, sso.events, sso.sessions, sso.failed_attempts, sso.refresh_tokens, sso.access_tokens, sso.grants,
+    sso.permissions, sso.users, sso.applications RESTART IDENTITY`))
+
+/** Opening PGlite takes seconds, so a test file shares one in-memory database and each test empties its tables. */
+export const sharedPglite = () => {
+  const database = ManagedRuntime.make(Layer.provideMerge(Layer.effectDiscard(migrate), PgliteClient.layer({})))
+  return {
+    open: () => database.runtime(),
+    close: () => database.dispose(),
+    backend: (): Layer.Layer<SsoStore, unknown> =>
+      Layer.unwrapEffect(Effect.map(database.runtimeEffect, (runtime) =>
+        layerSql.pipe(Layer.provide(emptyTables), Layer.provide(Layer.succeedContext(runtime.context)))))
+  }
+}
+
+/** A database of its own with the sso schema migrated; `drop` removes it. */
+export const createTestDatabase = (serverUrl: string) => createDatabase(serverUrl, "ssostore", migrate)
+
+export const postgresBackend = (databaseUrl: string): Layer.Layer<SsoStore, unknown> =>
+  layerSql.pipe(Layer.provide(emptyTables), Layer.provide(testPool(databaseUrl)))

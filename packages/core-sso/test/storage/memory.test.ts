@@ -1,0 +1,4 @@
+import { memoryBackend } from "./backends"
+import { ssoStoreSuite } from "./suite"
+
+ssoStoreSuite("memory", memoryBackend)

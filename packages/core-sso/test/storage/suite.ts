@@ -1,0 +1,325 @@
+import { describe, expect, it } from "@effect/vitest"
+import type { Layer } from "effect"
+import { Clock, Effect, Option } from "effect"
+import type { AccessToken, Application, Grant, RefreshToken, User } from "../../src/domain/records"
+import { SsoStore } from "../../src/storage/SsoStore"
+
+const start = new Date("2024-03-01T12:00:00.000Z")
+const at = (seconds: number) => new Date(start.getTime() + seconds * 1000)
+
+export const anApplication = (overrides: Partial<Application> = {}): Application => ({
+  id: "app-1",
+  name: "Publisher",
+  description: "Publishes things",
+  homeUri: "https://publisher.example",
+  redirectUris: ["https://publisher.example/auth/callback"],
+  clientIdHash: "client-id-hash-1",
+  clientSecretHash: "client-secret-hash-1",
+  permissions: ["signin", "editor"],
+  pushUpdates: true,
+  pushFormat: "seed",
+  requirePkce: false,
+  retired: false,
+  createdAt: start,
+  ...overrides
+})
+
+export const aUser = (overrides: Partial<User> = {}): User => ({
+  uid: "5b0c3f0e-0000-4000-8000-000000000001",
+  name: "Ada Lovelace",
+  email: "Ada@Example.com",
+  passwordHash: "$argon2id$stored",
+  isApiUser: false,
+  organisationSlug: "analytical-engines",
+  organisationContentId: null,
+  suspendedAt: null,
+  suspensionReason: null,
+  failedSignIns: 0,
+  lockedUntil: null,
+  createdAt: start,
+  ...overrides
+})
+
+const aGrant = (overrides: Partial<Grant> = {}): Grant => ({
+  codeHash: "code-hash-1",
+  applicationId: "app-1",
+  userUid: aUser().uid,
+  redirectUri: "https://publisher.example/auth/callback",
+  codeChallenge: "challenge",
+  scopes: ["openid", "email"],
+  nonce: "n-1",
+  authTime: start,
+  createdAt: start,
+  expiresAt: at(600),
+  usedAt: null,
+  ...overrides
+})
+
+const anAccessToken = (overrides: Partial<AccessToken> = {}): AccessToken => ({
+  id: "access-1",
+  tokenHash: "access-hash-1",
+  kind: "oauth",
+  applicationId: "app-1",
+  userUid: aUser().uid,
+  scopes: [],
+  grantCodeHash: "code-hash-1",
+  chainId: "chain-1",
+  createdAt: start,
+  expiresAt: at(7200),
+  revokedAt: null,
+  ...overrides
+})
+
+const aRefreshToken = (overrides: Partial<RefreshToken> = {}): RefreshToken => ({
+  id: "refresh-1",
+  tokenHash: "refresh-hash-1",
+  applicationId: "app-1",
+  userUid: aUser().uid,
+  scopes: [],
+  grantCodeHash: "code-hash-1",
+  chainId: "chain-1",
+  authTime: start,
+  createdAt: start,
+  usedAt: null,
+  revokedAt: null,
+  ...overrides
+})
+
+/** An application and a user, which most records refer to. */
+const withApplicationAndUser = Effect.gen(function*() {
+  const store = yield* SsoStore
+  yield* store.insertApplication(anApplication())
+  yield* store.insertUser(aUser())
+  return store
+})
+
+/** The behaviour every adapter of `SsoStore` shares: run against memory, PGlite and PostgreSQL. */
+export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore, unknown>) =>
+  describe(`SsoStore on ${name}`, () => {
+    const test = (title: string, body: Effect.Effect<void, unknown, SsoStore>) =>
+      it.effect(title, () => Effect.provide(body, backend()))
+
+    test("stores applications and finds them by id, name and client id hash", Effect.gen(function*() {
+      const store = yield* SsoStore
+      yield* store.insertApplication(anApplication())
+      yield* store.insertApplication(anApplication({ id: "app-2", name: "Alerts", clientIdHash: "client-id-hash-2" }))
+      expect(Option.getOrThrow(yield* store.applicationById("app-1"))).toEqual(anApplication())
+      expect(Option.getOrThrow(yield* store.applicationByName("Alerts")).id).toBe("app-2")
+      expect(Option.getOrThrow(yield* store.applicationByClientIdHash("client-id-hash-1")).name).toBe("Publisher")
+      expect(yield* store.applicationByName("publisher")).toEqual(Option.none())
+      expect(yield* store.applicationByName("bad\u0000name")).toEqual(Option.none())
+      expect((yield* store.listApplications).map((application) => application.name)).toEqual(["Alerts", "Publisher"])
+    }))
+
+    test("refuses a second application with a taken name or client id", Effect.gen(function*() {
+      const store = yield* SsoStore
+      yield* store.insertApplication(anApplication())
+      const sameName = yield* Effect.flip(store.insertApplication(anApplication({ id: "app-2", clientIdHash: "other" })))
+      expect(sameName).toMatchObject({ _tag: "AlreadyTaken", field: "name" })
+      const sameClient = yield* Effect.flip(store.insertApplication(anApplication({ id: "app-2", name: "Other" })))
+      expect(sameClient).toMatchObject({ _tag: "AlreadyTaken", field: "client_id" })
+      expect(yield* store.listApplications).toHaveLength(1)
+    }))
+
+    test("updates an application in place", Effect.gen(function*() {
+      const store = yield* SsoStore
+      yield* store.insertApplication(anApplication())
+      yield* store.insertApplication(anApplication({ id: "app-2", name: "Alerts", clientIdHash: "client-id-hash-2" }))
+      const changed = anApplication({ redirectUris: ["https://publisher.example/new"], retired: true, pushFormat: "gds-sso" })
+      yield* store.updateApplication(changed)
+      expect(Option.getOrThrow(yield* store.applicationById("app-1"))).toEqual(changed)
+      const clash = yield* Effect.flip(store.updateApplication(anApplication({ name: "Alerts" })))
+      expect(clash).toMatchObject({ _tag: "AlreadyTaken", field: "name" })
+    }))
+
+    test("finds users by uid and by email in any case; an email is taken in any case", Effect.gen(function*() {
+      const store = yield* SsoStore
+      yield* store.insertUser(aUser())
+      expect(Option.getOrThrow(yield* store.userByUid(aUser().uid))).toEqual(aUser())
+      expect(Option.getOrThrow(yield* store.userByEmail("ada@EXAMPLE.com")).uid).toBe(aUser().uid)
+      expect(yield* store.userByEmail("nobody@example.com")).toEqual(Option.none())
+      const taken = yield* Effect.flip(store.insertUser(aUser({ uid: "other", email: "ADA@example.COM" })))
+      expect(taken).toMatchObject({ _tag: "AlreadyTaken", field: "email" })
+      expect(yield* store.listUsers).toHaveLength(1)
+    }))
+
+    test("changes a user's name and email, refusing an email another user has", Effect.gen(function*() {
+      const store = yield* SsoStore
+      yield* store.insertUser(aUser())
+      yield* store.insertUser(aUser({ uid: "grace", email: "grace@example.com", name: "Grace" }))
+      const renamed = yield* store.updateUser(aUser().uid, { name: "Ada King", organisationSlug: null })
+      expect(Option.getOrThrow(renamed)).toMatchObject({ name: "Ada King", email: "Ada@Example.com", organisationSlug: null })
+      const clash = yield* Effect.flip(store.updateUser(aUser().uid, { email: "GRACE@example.com" }))
+      expect(clash).toMatchObject({ _tag: "AlreadyTaken", field: "email" })
+      expect(yield* store.updateUser("nobody", { name: "x" })).toEqual(Option.none())
+    }))
+
+    test("suspends and unsuspends", Effect.gen(function*() {
+      const store = yield* SsoStore
+      yield* store.insertUser(aUser())
+      const suspended = Option.getOrThrow(yield* store.setSuspension(aUser().uid, { at: at(5), reason: "left" }))
+      expect(suspended).toMatchObject({ suspendedAt: at(5), suspensionReason: "left" })
+      const back = Option.getOrThrow(yield* store.setSuspension(aUser().uid, null))
+      expect(back).toMatchObject({ suspendedAt: null, suspensionReason: null })
+    }))
+
+    test("locks an account at the nth wrong password in a row, and unlocks it", Effect.gen(function*() {
+      const store = yield* SsoStore
+      yield* store.insertUser(aUser())
+      const lock = { lockAfter: 3, lockUntil: at(3600) }
+      yield* store.recordFailedSignIn(aUser().uid, lock)
+      const second = Option.getOrThrow(yield* store.recordFailedSignIn(aUser().uid, lock))
+      expect(second).toMatchObject({ failedSignIns: 2, lockedUntil: null })
+      const third = Option.getOrThrow(yield* store.recordFailedSignIn(aUser().uid, lock))
+      expect(third).toMatchObject({ failedSignIns: 3, lockedUntil: at(3600) })
+      const cleared = Option.getOrThrow(yield* store.clearFailedSignIns(aUser().uid))
+      expect(cleared).toMatchObject({ failedSignIns: 0, lockedUntil: null })
+    }))
+
+    test("keeps a user's permissions per application, sorted and distinct", Effect.gen(function*() {
+      const store = yield* withApplicationAndUser
+      yield* store.setPermissions(aUser().uid, "app-1", ["signin", "editor", "signin"])
+      expect(yield* store.permissionsOf(aUser().uid)).toEqual([{ applicationId: "app-1", permissions: ["editor", "signin"] }])
+      yield* store.setPermissions(aUser().uid, "app-1", ["signin"])
+      expect(yield* store.permissionsOf(aUser().uid)).toEqual([{ applicationId: "app-1", permissions: ["signin"] }])
+      yield* store.setPermissions(aUser().uid, "app-1", [])
+      expect(yield* store.permissionsOf(aUser().uid)).toEqual([])
+    }))
+
+    test("uses a code once; a second use finds it used", Effect.gen(function*() {
+      const store = yield* withApplicationAndUser
+      yield* store.insertGrant(aGrant())
+      const first = Option.getOrThrow(yield* store.useGrant("code-hash-1", at(10)))
+      expect(first).toEqual({ record: aGrant({ usedAt: at(10) }), firstUse: true })
+      const second = Option.getOrThrow(yield* store.useGrant("code-hash-1", at(20)))
+      expect(second).toEqual({ record: aGrant({ usedAt: at(10) }), firstUse: false })
+      expect(yield* store.useGrant("unknown", at(20))).toEqual(Option.none())
+    }))
+
+    test("two simultaneous uses of a code: exactly one is the first", Effect.gen(function*() {
+      const store = yield* withApplicationAndUser
+      yield* store.insertGrant(aGrant())
+      const uses = yield* Effect.all([store.useGrant("code-hash-1", at(10)), store.useGrant("code-hash-1", at(10))], {
+        concurrency: "unbounded"
+      })
+      expect(uses.filter((use) => Option.getOrThrow(use).firstUse)).toHaveLength(1)
+    }))
+
+    test("stores tokens, finds them by hash and id, and uses a refresh token once", Effect.gen(function*() {
+      const store = yield* withApplicationAndUser
+      yield* store.insertAccessToken(anAccessToken())
+      yield* store.insertRefreshToken(aRefreshToken())
+      expect(Option.getOrThrow(yield* store.accessTokenByHash("access-hash-1"))).toEqual(anAccessToken())
+      expect(Option.getOrThrow(yield* store.accessTokenById("access-1"))).toEqual(anAccessToken())
+      expect(Option.getOrThrow(yield* store.refreshTokenByHash("refresh-hash-1"))).toEqual(aRefreshToken())
+      expect(Option.getOrThrow(yield* store.useRefreshToken("refresh-hash-1", at(60))).firstUse).toBe(true)
+      const reused = Option.getOrThrow(yield* store.useRefreshToken("refresh-hash-1", at(90)))
+      expect(reused).toEqual({ record: aRefreshToken({ usedAt: at(60) }), firstUse: false })
+      expect(yield* store.accessTokenByHash("nope")).toEqual(Option.none())
+      expect(yield* store.applicationsUsedBy(aUser().uid)).toEqual(["app-1"])
+      yield* store.insertAccessToken(anAccessToken({ id: "api-1", tokenHash: "api-hash-1", kind: "api", createdAt: at(5) }))
+      expect((yield* store.apiTokensOf(aUser().uid)).map((token) => token.id)).toEqual(["api-1"])
+    }))
+
+    test("revokes tokens by code, chain, user or id, each once", Effect.gen(function*() {
+      const store = yield* withApplicationAndUser
+      yield* store.insertAccessToken(anAccessToken())
+      yield* store.insertRefreshToken(aRefreshToken())
+      yield* store.insertAccessToken(anAccessToken({ id: "access-2", tokenHash: "h2", grantCodeHash: null, chainId: "chain-2" }))
+      yield* store.insertAccessToken(anAccessToken({ id: "access-3", tokenHash: "h3", grantCodeHash: null, chainId: null }))
+      expect(yield* store.revokeTokens({ grantCodeHash: "code-hash-1" }, at(1))).toBe(2)
+      expect(yield* store.revokeTokens({ grantCodeHash: "code-hash-1" }, at(2))).toBe(0)
+      expect(Option.getOrThrow(yield* store.accessTokenByHash("access-hash-1")).revokedAt).toEqual(at(1))
+      expect(yield* store.revokeTokens({ chainId: "chain-2" }, at(3))).toBe(1)
+      expect(yield* store.revokeTokens({ accessTokenId: "access-3" }, at(4))).toBe(1)
+      yield* store.insertAccessToken(anAccessToken({ id: "access-4", tokenHash: "h4" }))
+      expect(yield* store.revokeTokens({ userUid: aUser().uid }, at(5))).toBe(1)
+    }))
+
+    test("runs exclusive work one caller at a time, and rolls back what failed", Effect.gen(function*() {
+      const store = yield* SsoStore
+      const order: Array<string> = []
+      const work = (name: string) =>
+        store.exclusively(Effect.gen(function*() {
+          order.push(`${name} start`)
+          yield* Effect.sleep("20 millis")
+          order.push(`${name} end`)
+        }))
+      yield* Effect.all([work("a"), work("b")], { concurrency: "unbounded" }).pipe(Effect.withClock(Clock.make()))
+      expect(order).toEqual(["a start", "a end", "b start", "b end"])
+      const failed = yield* Effect.flip(store.exclusively(Effect.zipRight(store.insertUser(aUser()), Effect.fail("stop"))))
+      expect(failed).toBe("stop")
+      if (name !== "memory") expect(yield* store.listUsers).toEqual([])
+    }))
+
+    test("keeps one push credential per application, replaced when renewed", Effect.gen(function*() {
+      const store = yield* withApplicationAndUser
+      expect(yield* store.pushCredential("app-1")).toEqual(Option.none())
+      const first = { applicationId: "app-1", tokenId: "t1", token: "secret-1", expiresAt: at(1000) }
+      yield* store.savePushCredential(first)
+      yield* store.savePushCredential({ ...first, tokenId: "t2", token: "secret-2" })
+      expect(Option.getOrThrow(yield* store.pushCredential("app-1"))).toEqual({ ...first, tokenId: "t2", token: "secret-2" })
+    }))
+
+    test("atomically keeps a change whole or, on SQL, not at all", Effect.gen(function*() {
+      const store = yield* SsoStore
+      yield* store.atomically(Effect.zipRight(store.insertUser(aUser()), store.setSuspension(aUser().uid, { at: at(1), reason: "x" })))
+      expect(Option.getOrThrow(yield* store.userByUid(aUser().uid)).suspensionReason).toBe("x")
+      const failed = yield* Effect.flip(store.atomically(Effect.zipRight(store.setSuspension(aUser().uid, null), Effect.fail("stop"))))
+      expect(failed).toBe("stop")
+      if (name !== "memory") expect(Option.getOrThrow(yield* store.userByUid(aUser().uid)).suspensionReason).toBe("x")
+    }))
+
+    test("keeps signing keys newest first and retires all but one", Effect.gen(function*() {
+      const store = yield* SsoStore
+      const key = (kid: string, seconds: number) => ({
+        kid,
+        privateJwk: { kty: "RSA", d: `private-${kid}` },
+        publicJwk: { kty: "RSA", n: `public-${kid}` },
+        createdAt: at(seconds),
+        retiredAt: null
+      })
+      yield* store.insertSigningKey(key("k1", 0))
+      yield* store.insertSigningKey(key("k2", 10))
+      yield* store.retireSigningKeys("k2", at(20))
+      expect(yield* store.signingKeys).toEqual([key("k2", 10), { ...key("k1", 0), retiredAt: at(20) }])
+    }))
+
+    test("counts failed attempts per key in a window and forgets old ones", Effect.gen(function*() {
+      const store = yield* SsoStore
+      yield* store.recordFailedAttempt(["client:a", "ip:1"], at(0), at(-600))
+      yield* store.recordFailedAttempt(["client:a", "ip:1"], at(100), at(-500))
+      yield* store.recordFailedAttempt(["ip:1"], at(700), at(100))
+      expect(yield* store.failedAttempts("client:a", at(-1))).toEqual({ count: 2, oldest: at(0) })
+      expect(yield* store.failedAttempts("client:a", at(0))).toEqual({ count: 1, oldest: at(100) })
+      expect(yield* store.failedAttempts("client:a", at(50))).toEqual({ count: 1, oldest: at(100) })
+      // the first record of ip:1 was older than the third call's horizon
+      expect(yield* store.failedAttempts("ip:1", at(-1000))).toEqual({ count: 2, oldest: at(100) })
+      expect(yield* store.failedAttempts("client:b", at(0))).toEqual({ count: 0, oldest: null })
+    }))
+
+    test("a session lives while it is seen within the idle time", Effect.gen(function*() {
+      const store = yield* withApplicationAndUser
+      const session = { idHash: "s1", userUid: aUser().uid, csrfToken: "csrf", authTime: at(0), lastSeenAt: at(0) }
+      yield* store.insertSession(session)
+      expect(Option.getOrThrow(yield* store.touchSession("s1", at(-1800), at(100))).lastSeenAt).toEqual(at(100))
+      expect(yield* store.touchSession("s1", at(100), at(2000))).toEqual(Option.none())
+      expect(Option.isSome(yield* store.touchSession("s1", at(99), at(200)))).toBe(true)
+      yield* store.deleteSession("s1")
+      expect(yield* store.touchSession("s1", at(0), at(300))).toEqual(Option.none())
+      yield* store.insertSession({ ...session, idHash: "s2" })
+      yield* store.deleteSessionsOf(aUser().uid)
+      expect(yield* store.touchSession("s2", at(-1), at(1))).toEqual(Option.none())
+    }))
+
+    test("lists events newest first, for one user or all", Effect.gen(function*() {
+      const store = yield* SsoStore
+      yield* store.appendEvent({ at: at(1), kind: "signed_in", userUid: "u1", applicationId: null, detail: {} })
+      yield* store.appendEvent({ at: at(2), kind: "push", userUid: "u2", applicationId: "a", detail: { status: 200 } })
+      yield* store.appendEvent({ at: at(3), kind: "signed_out", userUid: "u1", applicationId: null, detail: {} })
+      expect((yield* store.events({ userUid: "u1", limit: 10 })).map((event) => event.kind)).toEqual(["signed_out", "signed_in"])
+      const all = yield* store.events({ limit: 2 })
+      expect(all.map((event) => event.kind)).toEqual(["signed_out", "push"])
+      expect(all[1]).toEqual({ at: at(2), kind: "push", userUid: "u2", applicationId: "a", detail: { status: 200 } })
+    }))
+  })
