@@ -5,10 +5,11 @@ import { DatabaseNotifications, databaseLayer, describeDatabase } from "./databa
 import { Draining } from "./http/draining"
 import { httpHostLayer } from "./http/host"
 import { linkcheckSlot } from "./services/linkcheck"
+import { ssoSlot } from "./services/sso"
 import type { ServiceSlot } from "./services/slot"
 
 /** Every service this server knows, whether this copy serves it or not. */
-export const allSlots = (config: ServerConfig): ReadonlyArray<ServiceSlot> => [linkcheckSlot(config)]
+export const allSlots = (config: ServerConfig): ReadonlyArray<ServiceSlot> => [ssoSlot(config), linkcheckSlot(config)]
 
 /** Every package's migrations, in dependency order: the job queue first, then each service's schema. */
 const migrateAll = (slots: ReadonlyArray<ServiceSlot>) =>
@@ -30,6 +31,23 @@ const jobQueueLayer = Layer.unwrapEffect(
   Effect.map(DatabaseNotifications, ({ listen }) => Jobs.layerSql({ listen }))
 )
 
+/** The migrated database and the job queue: what the ops commands work on. */
+export const databaseWithJobsLayer = (config: ServerConfig) =>
+  jobQueueLayer.pipe(Layer.provideMerge(migratedDatabaseLayer(config)))
+
+/**
+ * The migrated database and the job queue, with each service this copy runs set up (first-start records, the
+ * bootstrap file).
+ */
+const preparedDatabaseLayer = (config: ServerConfig) =>
+  Layer.effectDiscard(
+    Effect.forEach(
+      allSlots(config).filter((slot) => config.services.includes(slot.name)),
+      (slot) => slot.prepare,
+      { discard: true }
+    )
+  ).pipe(Layer.provideMerge(databaseWithJobsLayer(config)))
+
 /**
  * The whole reference server: database, job queue, the HTTP host (health checks always; the enabled services' routes
  * when this copy serves the web) and the enabled services' workers (when it runs workers). It exposes the
@@ -41,7 +59,6 @@ export const serverLayer = (config: ServerConfig) => {
   return Layer.mergeAll(httpHostLayer(config, config.run.includes("web") ? slots : []), ...workers).pipe(
     Layer.flatMap((running) => Layer.merge(Layer.succeedContext(running), Draining.beginOnShutdown)),
     Layer.provide(Draining.layer),
-    Layer.provide(jobQueueLayer),
-    Layer.provideMerge(migratedDatabaseLayer(config))
+    Layer.provideMerge(preparedDatabaseLayer(config))
   )
 }

@@ -5,6 +5,7 @@ import { Console, Effect, Layer } from "effect"
 import { migratedDatabaseLayer, serverLayer } from "./app"
 import { InvalidConfig, parseServerConfig } from "./config"
 import { linkcheckCommand } from "./commands/linkcheck"
+import { ssoCommand } from "./commands/sso"
 import { loggingLayer } from "./logging"
 
 const loadConfig = Effect.suspend(() => parseServerConfig(process.env))
@@ -24,7 +25,7 @@ const migrate = Command.make("migrate", {}, () =>
 
 const civicstack = Command.make("civicstack").pipe(
   Command.withDescription("civicstack: single sign-on, email alerts and link checking for a publishing platform"),
-  Command.withSubcommands([serve, migrate, linkcheckCommand])
+  Command.withSubcommands([serve, migrate, ssoCommand, linkcheckCommand])
 )
 
 const run = Command.run(civicstack, { name: "civicstack", version: "0.1.0" })

@@ -1,4 +1,5 @@
 import { linkcheckConfig } from "@civicstack/core-linkcheck"
+import { ssoConfig } from "@civicstack/core-sso"
 import { Config, ConfigError, ConfigProvider, Effect, Either, Option, Redacted, Schema } from "effect"
 
 export const SERVICE_NAMES = ["sso", "alerts", "linkcheck"] as const
@@ -61,6 +62,8 @@ const hostConfig = Config.all({
   run: setting("RUN", NameList(ROLES), ROLES),
   publicSiteUrl: setting("PUBLIC_SITE_URL", urlWithProtocol(["http:", "https:"], "an absolute http(s) URL"), "http://localhost:3000"),
   trustProxy: setting("TRUST_PROXY", Flag, false),
+  production: setting("NODE_ENV", Schema.String, "development").pipe(Config.map((value) => value === "production")),
+  bootstrapFile: optional("CIVICSTACK_BOOTSTRAP", FilePath),
   logLevel: setting(
     "LOG_LEVEL",
     LogLevel.annotations(expecting(`one of ${LogLevel.literals.join(", ")}`)),
@@ -83,7 +86,7 @@ const hostConfig = Config.all({
 })
 
 /** The host's section and each service's own section (`LINKCHECK_...`), read together so every bad value shows. */
-const serverConfigSections = Config.all({ host: hostConfig, linkcheck: linkcheckConfig })
+const serverConfigSections = Config.all({ host: hostConfig, sso: ssoConfig, linkcheck: linkcheckConfig })
 
 type Sections = Config.Config.Success<typeof serverConfigSections>
 
@@ -91,6 +94,7 @@ export type ServerConfig = Omit<Sections["host"], "databaseUrl"> & {
   readonly database:
     | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> }
     | { readonly _tag: "Pglite"; readonly dataDir: string }
+  readonly sso: Sections["sso"]
   readonly linkcheck: Sections["linkcheck"]
 }
 
@@ -132,6 +136,7 @@ export const parseServerConfig = (env: Record<string, string | undefined>): Eith
       onNone: () => ({ _tag: "Pglite", dataDir: host.dataDir }) as const,
       onSome: (url) => ({ _tag: "Postgres", url }) as const
     }),
+    sso: decoded.right.sso,
     linkcheck: decoded.right.linkcheck
   })
 }

@@ -88,8 +88,12 @@ const expectOneWebhook = async (receiver: Awaited<ReturnType<typeof startWebhook
   expect(receiver.received).toHaveLength(1)
 }
 
-const untilRequested = async (links: ReturnType<typeof linksOf>, atLeast: number) => {
-  while (links.requested() < atLeast) await pause(20)
+const untilRequested = async (links: ReturnType<typeof linksOf>, atLeast: number, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (links.requested() < atLeast) {
+    if (Date.now() > deadline) throw new Error(`only ${links.requested()} of ${atLeast} links requested in ${timeoutMs} ms`)
+    await pause(20)
+  }
 }
 
 describe("link checking on the embedded database, as operators meet it", () => {

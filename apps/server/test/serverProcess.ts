@@ -49,7 +49,15 @@ export const waitUntilReady = async (server: ServerProcess, timeoutMs = 30_000) 
   throw new Error(`server not ready within ${timeoutMs} ms:\n${server.output()}`)
 }
 
-export const stop = async (server: ServerProcess) => {
+/** SIGTERM, then the exit code; a server still running after `timeoutMs` is killed and the test fails with its output. */
+export const stop = async (server: ServerProcess, timeoutMs = 45_000) => {
   server.child.kill("SIGTERM")
-  return server.exited
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<"late">((resolve) => { timer = setTimeout(() => resolve("late"), timeoutMs) })
+  const code = await Promise.race([server.exited, late])
+  clearTimeout(timer)
+  if (code !== "late") return code
+  server.child.kill("SIGKILL")
+  await server.exited
+  throw new Error(`server still running ${timeoutMs} ms after SIGTERM:\n${server.output().slice(-8000)}`)
 }

@@ -20,6 +20,7 @@ export const linkcheckSlot = (config: ServerConfig): ServiceSlot => {
     title: "civicstack link checking",
     api,
     migrate: Linkcheck.migrate,
+    prepare: Effect.void,
     routes: Linkcheck.linkcheckHandlers(api).pipe(Layer.provide(service)),
     workers: Linkcheck.workers.pipe(Layer.provide(service)),
     readiness: Layer.effectDiscard(Effect.gen(function*() {

@@ -24,4 +24,6 @@ export interface ServiceSlot {
   /** Registers the service's figures for `/healthcheck/ready` (pending work, its age), over the same service layer. */
   readonly readiness: Layer.Layer<never, never, SqlClient | JobQueue | ReadinessSections>
   readonly migrate: Effect.Effect<void, unknown, SqlClient>
+  /** What the service sets up once its schema is migrated (first-start records, a bootstrap file); at every start. */
+  readonly prepare: Effect.Effect<void, unknown, SqlClient | JobQueue>
 }

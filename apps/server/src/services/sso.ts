@@ -1,0 +1,92 @@
+import * as Sso from "@civicstack/core-sso"
+import { AdminGroup, BrowserGroup, OAuthGroup } from "@civicstack/core-sso/api"
+import * as HttpApi from "@effect/platform/HttpApi"
+import { Duration, Effect, Layer, Option, Schema } from "effect"
+import * as Fs from "node:fs/promises"
+import * as Path from "node:path"
+import type { ServerConfig } from "../config"
+import type { ServiceSlot } from "./slot"
+
+/** The SSO's endpoints as this server serves them, under the server's API identifier. */
+const api = HttpApi.make("civicstack").add(OAuthGroup).add(BrowserGroup).add(AdminGroup)
+
+export class BootstrapFileError extends Schema.TaggedError<BootstrapFileError>()("BootstrapFileError", {
+  file: Schema.String,
+  problem: Schema.String
+}) {
+  override get message() {
+    return `CIVICSTACK_BOOTSTRAP ${this.file}: ${this.problem}`
+  }
+}
+
+const decodeBootstrap = Schema.decodeUnknown(Schema.parseJson(Sso.BootstrapDocument), { errors: "all" })
+
+const readBootstrap = (file: string) =>
+  Effect.tryPromise({
+    try: () => Fs.readFile(file, "utf8"),
+    catch: (error) => new BootstrapFileError({ file, problem: `cannot be read: ${String(error)}` })
+  }).pipe(
+    Effect.flatMap((text) =>
+      Effect.mapError(decodeBootstrap(text), (error) => new BootstrapFileError({ file, problem: error.message }))
+    )
+  )
+
+/** The secrets kept so far, or none when the file is missing or not ours to read. */
+const keptSecrets = (file: string) =>
+  Fs.readFile(file, "utf8").then(
+    (text): ReadonlyArray<unknown> => {
+      const kept: unknown = JSON.parse(text)
+      return typeof kept === "object" && kept !== null && "secrets" in kept && Array.isArray(kept.secrets) ? kept.secrets : []
+    },
+    () => []
+  )
+
+/**
+ * Secrets made at start are shown once, on stderr beside the JSON log, and added to a file only its owner can read
+ * (`DATA_DIR/first-run.json`).
+ */
+const announce = (config: ServerConfig, heading: string, secrets: ReadonlyArray<Sso.NewSecret>) =>
+  Effect.gen(function*() {
+    if (secrets.length === 0) return
+    const file = Path.resolve(config.dataDir, "first-run.json")
+    yield* Effect.promise(async () => {
+      await Fs.mkdir(config.dataDir, { recursive: true })
+      const all = [...await keptSecrets(file), ...secrets]
+      await Fs.writeFile(file, `${JSON.stringify({ secrets: all }, null, 2)}\n`, { mode: 0o600 })
+      await Fs.chmod(file, 0o600)
+    })
+    const lines = secrets.map(({ value, what }) => `  ${what}: ${value}`)
+    yield* Effect.sync(() => process.stderr.write(`\n${heading} (also in ${file}, shown only now):\n${lines.join("\n")}\n\n`))
+    yield* Effect.logInfo(heading).pipe(Effect.annotateLogs({ file, secrets: secrets.map(({ what }) => what) }))
+  })
+
+/** The single sign-on of this copy: one service layer shared by its routes and its setup. */
+export const ssoSlot = (config: ServerConfig): ServiceSlot => {
+  const service = Sso.layerSql({
+    ...config.sso,
+    issuer: config.publicSiteUrl.replace(/\/+$/, ""),
+    trustProxy: config.trustProxy,
+    production: config.production,
+    shutdownGracePeriod: Duration.seconds(config.shutdownGraceSeconds)
+  })
+  const prepare = Effect.gen(function*() {
+    if (Option.isSome(config.bootstrapFile)) {
+      const document = yield* readBootstrap(config.bootstrapFile.value)
+      const secrets = yield* Sso.applyBootstrap(document)
+      yield* announce(config, "Bootstrap file applied; new secrets", secrets)
+      return
+    }
+    const created = yield* Sso.firstStart
+    if (Option.isSome(created)) yield* announce(config, "First start: sign-on accounts created", created.value)
+  })
+  return {
+    name: "sso",
+    title: "civicstack single sign-on",
+    api,
+    migrate: Sso.migrate,
+    prepare: Effect.provide(prepare, service),
+    routes: Sso.ssoHandlers(api).pipe(Layer.provide(service)),
+    workers: Sso.workers.pipe(Layer.provide(service)),
+    readiness: Layer.empty
+  }
+}

@@ -1,0 +1,214 @@
+import * as Fs from "node:fs/promises"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { count, startInProcessServer } from "./inProcessServer"
+import type { InProcessServer } from "./inProcessServer"
+import { writeBootstrap } from "./sso/bootstrap"
+
+const ADMIN_TOKEN = "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0"
+const EDITOR_TOKEN = "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1"
+const PUBLISHER_TOKEN = "c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2"
+
+const document = {
+  applications: [{ name: "Publisher", home_uri: "https://publisher.example", redirect_uris: ["https://publisher.example/cb"], permissions: ["editor"] }],
+  users: [
+    { email: "root@example.com", name: "Root", password: "a long enough password", admin: true },
+    { email: "editor@example.com", name: "Editor", api_user: true, permissions: { sso: ["signin"], Publisher: ["signin", "editor"] } }
+  ],
+  api_tokens: [
+    { user: "root@example.com", application: "sso", token: ADMIN_TOKEN },
+    { user: "editor@example.com", application: "sso", token: EDITOR_TOKEN },
+    { user: "editor@example.com", application: "Publisher", token: PUBLISHER_TOKEN }
+  ]
+}
+
+let server: InProcessServer
+let bootstrap: Awaited<ReturnType<typeof writeBootstrap>>
+
+beforeAll(async () => {
+  bootstrap = await writeBootstrap(document)
+  server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: bootstrap.file, SERVICES: "sso" })
+})
+afterAll(async () => {
+  await server?.close()
+  await bootstrap?.remove()
+})
+
+const admin = (method: string, path: string, body?: unknown, token = ADMIN_TOKEN) =>
+  fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+
+// Bodies are checked field by field; `any` keeps those assertions readable.
+const json = (response: Response): Promise<any> => response.json()
+
+const userJson = (token: string) => fetch(`${server.url}/user.json`, { headers: { authorization: `Bearer ${token}` } })
+
+describe("the admin API", () => {
+  it("is for admins only: 401 without a token of the sign-on, 403 for other users", async () => {
+    for (const authorization of [undefined, "Bearer 00000000000000000000000000000000", `Bearer ${PUBLISHER_TOKEN}`, `Basic ${ADMIN_TOKEN}`]) {
+      const response = await fetch(`${server.url}/admin/users`, { headers: authorization === undefined ? {} : { authorization } })
+      expect(response.status, authorization).toBe(401)
+      expect(response.headers.get("www-authenticate")).toMatch(/^Bearer /)
+      expect(typeof (await json(response)).error).toBe("string")
+    }
+    const editor = await admin("GET", "/admin/users", undefined, EDITOR_TOKEN)
+    expect(editor.status).toBe(403)
+    expect(await json(editor)).toEqual({ error: "This token's user is not an administrator of the sign-on" })
+    const before = await count(server, "sso.users")
+    const refused = await admin("POST", "/admin/users", { email: "x@example.com", name: "X" }, EDITOR_TOKEN)
+    expect(refused.status).toBe(403)
+    expect(await count(server, "sso.users")).toBe(before)
+  })
+
+  it("creates an application and shows its credentials once", async () => {
+    const created = await admin("POST", "/admin/applications", {
+      name: "Alerts admin",
+      home_uri: "https://alerts.example",
+      redirect_uris: ["https://alerts.example/auth/callback"],
+      push_updates: true,
+      push_format: "gds-sso"
+    })
+    expect(created.status).toBe(201)
+    const { application } = await json(created)
+    expect(application.client_id).toMatch(/^[0-9a-f]{32}$/)
+    expect(application.client_secret).toMatch(/^[0-9a-f]{32}$/)
+    expect(application.permissions).toEqual(["signin", "user_update_permission"])
+    const listed = await json(await admin("GET", "/admin/applications"))
+    const found = listed.applications.find((entry: any) => entry.name === "Alerts admin")
+    expect(found).toMatchObject({ push_format: "gds-sso", push_updates: true })
+    expect(found).not.toHaveProperty("client_secret")
+    expect(found).not.toHaveProperty("client_id")
+  })
+
+  it("refuses bad input with a 400 naming the field, and a taken email with 409, changing nothing", async () => {
+    const before = await count(server, "sso.users")
+    const cases: Array<[unknown, number, string]> = [
+      [{ email: "not an email", name: "X" }, 400, "email"],
+      [{ email: "x@example.com", name: "" }, 400, "name"],
+      [{ email: "x@example.com", name: "X", password: "short" }, 400, "password"],
+      [{ email: "x@example.com" }, 400, "name"],
+      [{ email: "EDITOR@example.com", name: "Dup" }, 409, "email"]
+    ]
+    for (const [body, status, field] of cases) {
+      const response = await admin("POST", "/admin/users", body)
+      expect(response.status, JSON.stringify(body)).toBe(status)
+      expect((await json(response)).error).toContain(field)
+    }
+    const malformed = await fetch(`${server.url}/admin/users`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: "{"
+    })
+    expect(malformed.status).toBe(400)
+    expect(await count(server, "sso.users")).toBe(before)
+  })
+
+  it("manages a user: create, change, permissions, token, suspend, unsuspend, unlock, events", async () => {
+    const created = await admin("POST", "/admin/users", { email: "grace@example.com", name: "Grace", api_user: true })
+    expect(created.status).toBe(201)
+    const { user } = await json(created)
+    expect(user).toMatchObject({ email: "grace@example.com", api_user: true, permissions: {}, suspended_at: null })
+
+    const renamed = await json(await admin("PATCH", `/admin/users/${user.uid}`, { name: "Grace Hopper" }))
+    expect(renamed.user.name).toBe("Grace Hopper")
+    const granted = await json(await admin("PUT", `/admin/users/${user.uid}/permissions`, { application: "Publisher", permissions: ["signin", "editor"] }))
+    expect(granted.user.permissions).toEqual({ Publisher: ["editor", "signin"] })
+    const unknownPermission = await admin("PUT", `/admin/users/${user.uid}/permissions`, { application: "Publisher", permissions: ["owner"] })
+    expect(unknownPermission.status).toBe(400)
+
+    const issued = await admin("POST", `/admin/users/${user.uid}/tokens`, { application: "Publisher", expires_in: 3600 })
+    expect(issued.status).toBe(201)
+    const token = await json(issued)
+    expect(token).toMatchObject({ expires_in: 3600 })
+    expect((await userJson(token.access_token)).status).toBe(200)
+
+    const suspended = await json(await admin("POST", `/admin/users/${user.uid}/suspend`, { reason: "Left" }))
+    expect(suspended.user.suspension_reason).toBe("Left")
+    expect((await userJson(token.access_token)).status).toBe(401)
+    const back = await json(await admin("POST", `/admin/users/${user.uid}/unsuspend`))
+    expect(back.user.suspended_at).toBeNull()
+    // suspension revoked the token for good
+    expect((await userJson(token.access_token)).status).toBe(401)
+
+    const second = await json(await admin("POST", `/admin/users/${user.uid}/tokens`, { application: "Publisher" }))
+    expect(second.expires_in).toBe(2 * 365 * 24 * 3600)
+    expect((await userJson(second.access_token)).status).toBe(200)
+    expect((await admin("DELETE", `/admin/tokens/${second.id}`)).status).toBe(204)
+    expect((await userJson(second.access_token)).status).toBe(401)
+    expect((await admin("DELETE", `/admin/tokens/${second.id}x`)).status).toBe(404)
+
+    expect((await admin("POST", `/admin/users/${user.uid}/unlock`)).status).toBe(200)
+    const { events } = await json(await admin("GET", `/admin/events?user=${user.uid}`))
+    expect(events.map((event: any) => event.kind)).toEqual([
+      "user_unlocked",
+      "token_revoked",
+      "api_token_issued",
+      "user_unsuspended",
+      "user_suspended",
+      "api_token_issued",
+      "permissions_changed",
+      "user_updated",
+      "user_created"
+    ])
+    expect(events.find((event: any) => event.kind === "permissions_changed").application).toBe("Publisher")
+    expect((await admin("GET", "/admin/users/no-such-user")).status).toBe(404)
+  })
+})
+
+describe("the bootstrap file", () => {
+  it("applied again at the next start changes nothing", async () => {
+    const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "civicstack-bootstrap-twice-"))
+    const counts = async (running: InProcessServer) =>
+      Promise.all(["sso.applications", "sso.users", "sso.permissions", "sso.access_tokens", "sso.events"].map((table) => count(running, table)))
+    try {
+      const first = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: bootstrap.file, SERVICES: "sso", DATA_DIR: dataDir })
+      const afterFirst = await counts(first)
+      await first.close()
+      const second = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: bootstrap.file, SERVICES: "sso", DATA_DIR: dataDir })
+      expect(await counts(second)).toEqual(afterFirst)
+      await second.close()
+    } finally {
+      await Fs.rm(dataDir, { recursive: true, force: true })
+    }
+  })
+
+  it("a bad file stops the start with a message naming it", async () => {
+    const bad = await writeBootstrap({ applications: [{ name: 3 }] })
+    try {
+      await expect(startInProcessServer({ CIVICSTACK_BOOTSTRAP: bad.file, SERVICES: "sso" })).rejects.toThrow(/CIVICSTACK_BOOTSTRAP/)
+    } finally {
+      await bad.remove()
+    }
+  })
+})
+
+describe("first start", () => {
+  it("creates the sign-on's applications and accounts once and writes the secrets to a private file", async () => {
+    const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "civicstack-first-"))
+    try {
+      const first = await startInProcessServer({ SERVICES: "sso", DATA_DIR: dataDir })
+      const file = Path.join(dataDir, "first-run.json")
+      expect((await Fs.stat(file)).mode & 0o777).toBe(0o600)
+      const { secrets } = JSON.parse(await Fs.readFile(file, "utf8")) as { secrets: Array<{ what: string; value: string }> }
+      const adminToken = secrets.find(({ what }) => what.startsWith("admin API token"))!.value
+      const users = await fetch(`${first.url}/admin/users`, { headers: { authorization: `Bearer ${adminToken}` } })
+      expect(users.status).toBe(200)
+      expect((await json(users)).users.map((user: any) => user.email)).toEqual(["admin@civicstack.local", "api@civicstack.local"])
+      const serviceToken = secrets.find(({ what }) => what.endsWith("link-checker-api"))!.value
+      const serviceUser = await fetch(`${first.url}/user.json`, { headers: { authorization: `Bearer ${serviceToken}` } })
+      expect(serviceUser.status).toBe(200)
+      await first.close()
+      await Fs.rm(file)
+      const second = await startInProcessServer({ SERVICES: "sso", DATA_DIR: dataDir })
+      await expect(Fs.stat(file)).rejects.toThrow()
+      expect(await count(second, "sso.users")).toBe(2)
+      await second.close()
+    } finally {
+      await Fs.rm(dataDir, { recursive: true, force: true })
+    }
+  })
+})
