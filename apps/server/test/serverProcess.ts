@@ -42,7 +42,14 @@ export const waitUntilReady = async (server: ServerProcess, timeoutMs = 30_000) 
   void server.exited.then((code) => { exitCode = code })
   while (Date.now() < deadline) {
     if (exitCode !== undefined) throw new Error(`server exited with ${exitCode}:\n${server.output()}`)
-    const ready = await fetch(`${server.url}/healthcheck/ready`).then((response) => response.status === 200, () => false)
+    const ready = await fetch(`${server.url}/healthcheck/ready`, { signal: AbortSignal.timeout(10_000) }).then(
+      (response) => response.status === 200,
+      (error: Error) => {
+        // refused while starting is expected; an accepted connection left unanswered is a defect
+        if (error.name === "TimeoutError") throw new Error(`a request was not answered within 10 s:\n${server.output()}`)
+        return false
+      }
+    )
     if (ready) return
     await new Promise((resolve) => setTimeout(resolve, 100))
   }

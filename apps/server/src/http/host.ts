@@ -47,7 +47,6 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
   const serving = HttpApiBuilder.serve((app) =>
     HttpMiddleware.logger(Effect.zipRight(jsonWithCharset, app))
   ).pipe(
-    Layer.provide(apiLayer(slots)),
     // The router would otherwise collapse "//" in the whole URL, query included: `?uri=https://x` became `https:/x`.
     Layer.provide(HttpRouter.setRouterConfig({ ignoreDuplicateSlashes: false }))
   )
@@ -93,5 +92,10 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
     )
   )
 
-  return Layer.mergeAll(serving.pipe(Layer.flatMap(() => drainOnShutdown)), announce).pipe(Layer.provideMerge(listening))
+  // The API and the services behind it are built before the port opens: a connection accepted earlier would wait for
+  // an answer until they were ready.
+  return Layer.mergeAll(serving.pipe(Layer.flatMap(() => drainOnShutdown)), announce).pipe(
+    Layer.provideMerge(listening),
+    Layer.provide(apiLayer(slots))
+  )
 }
