@@ -8,6 +8,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Cause, Duration, Effect, Option, Predicate } from "effect"
 import { isBodyTooLarge, MAX_BODY_BYTES } from "./bodyLimit"
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "./jsonDepth"
 import { methodTable } from "./methods"
 
 /** How long an unreachable database is expected to take to come back, as told to clients. */
@@ -66,7 +67,11 @@ export const requestGuard = (api: HttpApi.HttpApi<string, HttpApiGroup.HttpApiGr
         if (Number(request.headers["content-length"] ?? "0") > MAX_BODY_BYTES) return Option.some(tooLarge())
         const read = yield* Effect.either(request.text)
         if (isBodyTooLarge(NodeHttpServerRequest.toIncomingMessage(request))) return Option.some(tooLarge())
-        return read._tag === "Right" ? Option.none() : Option.some(envelope(400, "The request body could not be read"))
+        if (read._tag === "Left") return Option.some(envelope(400, "The request body could not be read"))
+        const json = (request.headers["content-type"] ?? "").toLowerCase().includes("json")
+        return json && nestsDeeperThan(read.right, MAX_JSON_DEPTH)
+          ? Option.some(envelope(400, `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} deep`))
+          : Option.none()
       })
 
     const unexpected = (request: HttpServerRequest.HttpServerRequest, cause: Cause.Cause<unknown>) =>

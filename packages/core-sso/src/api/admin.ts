@@ -152,7 +152,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   .add(HttpApiEndpoint.del("revokeToken", "/admin/tokens/:id").setPath(Schema.Struct({ id: Schema.String })).addSuccess(HttpApiSchema.NoContent))
   .add(
     HttpApiEndpoint.get("events", "/admin/events")
-      .setUrlParams(Schema.Struct({ user: Schema.optional(Schema.String) }))
+      .setUrlParams(Schema.Struct({ user: Schema.optional(Schema.UUID) }))
       .addSuccess(json(Schema.Struct({ events: Schema.Array(AdminEvent) })))
   )
   .addError(envelopeOf(AdminUnauthorized, 401))

@@ -1,10 +1,12 @@
 import { isPermissionName } from "./permissions"
 
-/** Text a person typed: no control characters, trimmed, within a length. */
+/** Text a person typed: no control characters or halves of a surrogate pair, trimmed, within a length. */
 export const textProblem = (value: string, options: { readonly min: number; readonly max: number }) =>
   // eslint-disable-next-line no-control-regex
   /[\u0000-\u001f\u007f]/.test(value)
     ? "must not contain control characters"
+    : /\p{Cs}/u.test(value)
+    ? "must be valid Unicode text"
     : value.trim().length < options.min
     ? options.min === 1 ? "must not be blank" : `must be at least ${options.min} characters`
     : value.length > options.max
