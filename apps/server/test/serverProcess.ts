@@ -56,8 +56,11 @@ export const waitUntilReady = async (server: ServerProcess, timeoutMs = 30_000) 
   throw new Error(`server not ready within ${timeoutMs} ms:\n${server.output()}`)
 }
 
-/** SIGTERM, then the exit code; a server still running after `timeoutMs` is killed and the test fails with its output. */
-export const stop = async (server: ServerProcess, timeoutMs = 45_000) => {
+const STOP_TIMEOUT_MS = 45_000
+
+/** SIGTERM, then the exit code; a server still running 45 s later is killed and the test fails with its output. */
+export const stop = async (server: ServerProcess) => {
+  const timeoutMs = STOP_TIMEOUT_MS
   server.child.kill("SIGTERM")
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<"late">((resolve) => { timer = setTimeout(() => resolve("late"), timeoutMs) })

@@ -133,6 +133,37 @@ describe("the single sign-on on the embedded database, as operators meet it", ()
     }
   })
 
+  it("SIGTERM while a push is on its way: the push finishes, the server exits 0, the push is logged once as delivered", { timeout: 180_000 }, async () => {
+    const dataDir = Path.join(scratch, "sigterm")
+    const server = await serve({ DATA_DIR: dataDir })
+    const uid = await adaUid(server)
+    const path = `/publisher/users/${uid}`
+    const pushesTo = () => receiver.received.filter((push) => push.path === path)
+    await pause(1500) // the pushes of the bootstrap's changes go out first
+    const before = pushesTo().length
+    receiver.answerAfter(3000)
+    try {
+      const changed = await admin(server, "PUT", `/admin/users/${uid}/permissions`, { application: "Publisher", permissions: ["signin", "writer"] })
+      expect(changed.status).toBe(200)
+      await until(() => pushesTo().length > before, 30_000, "the push to arrive")
+      expect(await stop(server)).toBe(0)
+    } finally {
+      receiver.answerAfter(0)
+    }
+    const restarted = await serve({ DATA_DIR: dataDir }, { bootstrapped: false })
+    try {
+      await pause(1500)
+      expect(pushesTo().length).toBe(before + 1)
+      const { events } = await (await admin(restarted, "GET", `/admin/events?user=${uid}`)).json() as {
+        events: Array<{ kind: string; detail: { outcome?: string; attempt?: number } }>
+      }
+      const latest = events.find((event) => event.kind === "push")
+      expect(latest?.detail).toMatchObject({ outcome: "delivered", attempt: 1 })
+    } finally {
+      await stop(restarted)
+    }
+  })
+
   it("answers hostile input on every endpoint with a 4xx, never a 5xx, and changes nothing", { timeout: 180_000 }, async () => {
     const server = await serve({ DATA_DIR: Path.join(scratch, "hostile"), RUN: "web" })
     const counts = async () => {
