@@ -1,11 +1,10 @@
-import type { IncomingHttpHeaders } from "node:http"
 import type { TokenRefused } from "./errors"
 
 /** The parts of a Node (or Express) request the handlers read. */
 export interface NodeRequestLike {
   readonly method?: string | undefined
   readonly url?: string | undefined
-  readonly headers: IncomingHttpHeaders
+  readonly headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 }
 
 /** The parts of a Node `ServerResponse` (which an Express response is) the handlers write. */
@@ -18,6 +17,12 @@ export interface NodeResponseLike {
 
 /** The `next` of Express-style middleware. */
 export type NextFunction = (error?: unknown) => void
+
+/** The `Authorization` header, when it was sent once. */
+export const authorizationOf = (request: NodeRequestLike): string | undefined => {
+  const header = request.headers["authorization"]
+  return typeof header === "string" ? header : undefined
+}
 
 export const sendJson = (
   response: NodeResponseLike,

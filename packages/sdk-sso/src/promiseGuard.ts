@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { TokenRefused } from "./errors"
 import { makeSsoGuard, type SsoGuardOptions, type VerifyOptions } from "./Guard"
-import { type NextFunction, type NodeRequestLike, type NodeResponseLike, sendJson, sendRefusal } from "./nodeHttp"
+import { authorizationOf, type NextFunction, type NodeRequestLike, type NodeResponseLike, sendJson, sendRefusal } from "./nodeHttp"
 import { fetchHttpClient, promiseRunner } from "./runtime"
 import type { SsoUser } from "./userEndpoint"
 
@@ -48,7 +48,7 @@ export const createSsoGuard = (options: CreateSsoGuardOptions): SsoPromiseGuard 
 
   const authenticate: SsoPromiseGuard["authenticate"] = async (request, response, verifyOptions) => {
     try {
-      const user = await verify(request.headers.authorization, verifyOptions)
+      const user = await verify(authorizationOf(request), verifyOptions)
       request.ssoUser = user
       return user
     } catch (error) {

@@ -1,7 +1,7 @@
 import { Either, ParseResult, Schema } from "effect"
 import { TokenRefused } from "./errors"
 import type { SsoGuardOptions } from "./Guard"
-import { type NextFunction, type NodeRequestLike, type NodeResponseLike, sendJson, sendRefusal } from "./nodeHttp"
+import { authorizationOf, type NextFunction, type NodeRequestLike, type NodeResponseLike, sendJson, sendRefusal } from "./nodeHttp"
 import { createSsoGuard } from "./promiseGuard"
 
 /** The permission the SSO's push user holds on each application it pushes to. */
@@ -136,7 +136,7 @@ export const createPushReceiver = <Format extends PushFormat>(options: PushRecei
     format === "gds-sso" ? decodeGdsSsoPush(body) : decodeSeedPush(body)
 
   const answer = async (route: Route & { readonly uid: string }, request: PushRequest, response: NodeResponseLike) => {
-    await guard.verify(request.headers.authorization, { permission: USER_UPDATE_PERMISSION })
+    await guard.verify(authorizationOf(request), { permission: USER_UPDATE_PERMISSION })
     if (route.kind === "reauth") {
       await bodyOf(request, maxBodyBytes).catch((error: unknown) => {
         if (error instanceof BodyTooLarge) throw error

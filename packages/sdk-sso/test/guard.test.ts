@@ -1,7 +1,7 @@
 import { Directory } from "@civicstack/core-sso"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { it as effectIt } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { type Duration, Effect, TestClock } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createSsoGuard, type GuardedRequest, makeSsoGuard, type SsoPromiseGuard, TokenRefused } from "../src"
 import { countingFetch, listen, type LocalServer } from "./support/httpServer"
@@ -22,7 +22,7 @@ beforeAll(async () => {
 })
 afterAll(() => sso?.close())
 
-const guardWithClock = (options: { cacheTtl?: string; maxCachedTokens?: number } = {}) => {
+const guardWithClock = (options: { cacheTtl?: Duration.DurationInput; maxCachedTokens?: number } = {}) => {
   const clock = { now: 1_700_000_000_000 }
   const { counter, fetch } = countingFetch()
   const guard = createSsoGuard({ baseUrl: sso.url, clientId: application.clientId, fetch, now: () => clock.now, ...options })

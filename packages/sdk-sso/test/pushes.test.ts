@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createPushReceiver, type PushFormat, type PushReceiver, USER_UPDATE_PERMISSION } from "../src"
 import { listen, type LocalServer } from "./support/httpServer"
-import { apiTokenFor, applicationAndUser, type ClientApplication, type RealSso, startRealSso } from "./support/realSso"
+import { apiTokenFor, applicationAndUser, type RealSso, startRealSso } from "./support/realSso"
 
 let sso: RealSso
 beforeAll(async () => {
