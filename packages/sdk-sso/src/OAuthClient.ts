@@ -114,7 +114,7 @@ export const checkCallback = (
   const query = queryOf(input)
   const state = single(query, "state")
   if (state === undefined || state === "") {
-    return Either.left(new OAuthCallbackError({ reason: "MissingState", message: "The callback carries no state" }))
+    return Either.left(new OAuthCallbackError({ reason: "MissingState", message: "The callback carries no state, or more than one" }))
   }
   if (expectedState === "" || !sameSecret(state, expectedState)) {
     return Either.left(
