@@ -17,11 +17,25 @@ interface Received {
 }
 
 /** A client application receiving pushes of `format`: its receiver behind node:http, or as middleware. */
-const startReceiver = async (format: PushFormat, mounting: "node:http" | "middleware") => {
+const startReceiver = async (format: PushFormat, mounting: "node:http" | "middleware" | "after a body parser") => {
   const received: Received = { updates: [], reauths: [] }
   let receiver: PushReceiver | undefined
   const server: LocalServer = await listen((request, response) => {
     if (receiver === undefined) return response.end()
+    if (mounting === "after a body parser") {
+      // what express.json() does before the receiver runs: the stream is read, the parsed body is on the request
+      const chunks: Array<Buffer> = []
+      request.on("data", (chunk: Buffer) => chunks.push(chunk))
+      request.on("end", () => {
+        const text = Buffer.concat(chunks).toString()
+        Object.assign(request, { body: text === "" ? {} : JSON.parse(text) })
+        receiver!.middleware(request, response, () => {
+          response.statusCode = 404
+          response.end("not a push")
+        })
+      })
+      return
+    }
     if (mounting === "middleware") {
       return receiver.middleware(request, response, () => {
         response.statusCode = 404
@@ -152,6 +166,35 @@ for (const format of ["seed", "gds-sso"] as const) {
     })
   }
 }
+
+describe("push receiver after an Express-style body parser", () => {
+  it("uses the parsed body, and still refuses one that is not a user", async () => {
+    const app = await startReceiver("seed", "after a body parser")
+    try {
+      const body = seedUser(app.uid, app.application.name)
+      expect((await send(`${app.usersUrl}/${app.uid}`, "PUT", app.pushToken, body)).status).toBe(200)
+      expect(app.received.updates).toEqual([body.user])
+      expect((await send(`${app.usersUrl}/${app.uid}`, "PUT", app.pushToken, { user: {} })).status).toBe(400)
+      expect(app.received.updates.length).toBe(1)
+    } finally {
+      await app.close()
+    }
+  })
+})
+
+describe("push receiver body limit", () => {
+  it("answers 413 for a body over the limit", async () => {
+    const app = await startReceiver("gds-sso", "node:http")
+    try {
+      const huge = { user: { ...gdsUser(app.uid).user, name: "x".repeat(2 * 1024 * 1024) } }
+      const refused = await send(`${app.usersUrl}/${app.uid}`, "PUT", app.pushToken, huge)
+      expect(refused.status).toBe(413)
+      expect(app.received.updates).toEqual([])
+    } finally {
+      await app.close()
+    }
+  })
+})
 
 describe("pushes sent by the SSO itself", () => {
   for (const format of ["seed", "gds-sso"] as const) {
