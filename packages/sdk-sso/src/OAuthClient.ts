@@ -140,6 +140,10 @@ export const checkCallback = (
   return Either.right({ code })
 }
 
+/** When the access token stops working (`created_at` + `expires_in`): refresh before then. */
+export const accessTokenExpiresAt = (tokens: Pick<TokenResponse, "created_at" | "expires_in">): Date =>
+  new Date((tokens.created_at + tokens.expires_in) * 1000)
+
 export interface SsoOAuthClientService {
   readonly authorizationUrl: (request: AuthorizationRequest) => AuthorizationStart
   readonly checkCallback: (input: CallbackInput, expectedState: string) => Effect.Effect<{ readonly code: string }, OAuthCallbackError>

@@ -42,6 +42,7 @@ export {
 } from "./Guard"
 export type { NextFunction, NodeRequestLike, NodeResponseLike } from "./nodeHttp"
 export {
+  accessTokenExpiresAt,
   type AuthorizationRequest,
   type AuthorizationStart,
   authorizationUrl,

@@ -3,6 +3,7 @@ import { Effect, Either } from "effect"
 import { createHash } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
+  accessTokenExpiresAt,
   authorizationUrl,
   checkCallback,
   createSsoOAuthClient,
@@ -99,6 +100,9 @@ describe("the OAuth client with Promises, through a real authorization", () => {
 
       const tokens = await client.exchangeCode(code, start.codeVerifier, REDIRECT_URI)
       expect(tokens).toMatchObject({ token_type: "Bearer", expires_in: 7200 })
+      const expiresIn = accessTokenExpiresAt(tokens).getTime() - Date.now()
+      expect(expiresIn).toBeGreaterThan(7190_000)
+      expect(expiresIn).toBeLessThanOrEqual(7200_000)
       const user = await client.fetchUser(tokens.access_token)
       expect(user).toEqual({
         uid,
