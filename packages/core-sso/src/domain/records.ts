@@ -1,3 +1,5 @@
+import { hashSecret } from "./secrets"
+
 /** How pushes reach an application: the seed's `/users/{uid}` paths, or the paths gds-sso mounts. */
 export type PushFormat = "seed" | "gds-sso"
 
@@ -121,3 +123,25 @@ export interface SigningKey {
   readonly createdAt: Date
   readonly retiredAt: Date | null
 }
+
+/** A long-lived API token issued in advance: no scopes, no code or refresh chain behind it. */
+export const apiTokenRecord = (token: {
+  readonly id: string
+  readonly secret: string
+  readonly applicationId: string
+  readonly userUid: string
+  readonly createdAt: Date
+  readonly expiresAt: Date
+}): AccessToken => ({
+  id: token.id,
+  tokenHash: hashSecret(token.secret),
+  kind: "api",
+  applicationId: token.applicationId,
+  userUid: token.userUid,
+  scopes: [],
+  grantCodeHash: null,
+  chainId: null,
+  createdAt: token.createdAt,
+  expiresAt: token.expiresAt,
+  revokedAt: null
+})

@@ -2,6 +2,7 @@ import { Context, Duration, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { InvalidInput, NotFound } from "../domain/errors"
 import { ADMIN, normalisePermissions, SIGNIN, SSO_APPLICATION, USER_UPDATE_PERMISSION } from "../domain/permissions"
+import { apiTokenRecord } from "../domain/records"
 import type { Application, PushFormat, SsoEvent, User } from "../domain/records"
 import { redirectUriProblem } from "../domain/redirectUris"
 import { hashSecret, isSecretShaped, newSecret } from "../domain/secrets"
@@ -332,19 +333,9 @@ export const directoryLayer = Layer.effect(
           const token = options.token ?? newSecret()
           const id = randomUUID()
           const expiresAt = new Date(at.getTime() + Duration.toMillis(lifetime))
-          yield* store.insertAccessToken({
-            id,
-            tokenHash: hashSecret(token),
-            kind: "api",
-            applicationId: application.id,
-            userUid: uid,
-            scopes: [],
-            grantCodeHash: null,
-            chainId: null,
-            createdAt: at,
-            expiresAt,
-            revokedAt: null
-          })
+          yield* store.insertAccessToken(
+            apiTokenRecord({ id, secret: token, applicationId: application.id, userUid: uid, createdAt: at, expiresAt })
+          )
           yield* record("api_token_issued", uid, application.id, { token_id: id, expires_at: expiresAt.toISOString() })
           return { id, token, issuedAt: at, expiresAt }
         }),

@@ -5,8 +5,9 @@ import { randomUUID } from "node:crypto"
 import { SIGNIN, USER_UPDATE_PERMISSION } from "../domain/permissions"
 import type { PermissionsByApplication, PushKind } from "../domain/pushes"
 import { pushUrl, updateBody } from "../domain/pushes"
+import { apiTokenRecord } from "../domain/records"
 import type { Application } from "../domain/records"
-import { hashSecret, newSecret } from "../domain/secrets"
+import { newSecret } from "../domain/secrets"
 import { PushDelivery, pushDedupeKey } from "./pushJob"
 import { now, SsoParts } from "./SsoParts"
 
@@ -78,19 +79,9 @@ const pushToken = (application: Application) =>
       const token = newSecret()
       const tokenId = randomUUID()
       const expiresAt = new Date(at.getTime() + Duration.toMillis(PUSH_TOKEN_LIFETIME))
-      yield* store.insertAccessToken({
-        id: tokenId,
-        tokenHash: hashSecret(token),
-        kind: "api",
-        applicationId: application.id,
-        userUid: pushUser.uid,
-        scopes: [],
-        grantCodeHash: null,
-        chainId: null,
-        createdAt: at,
-        expiresAt,
-        revokedAt: null
-      })
+      yield* store.insertAccessToken(
+        apiTokenRecord({ id: tokenId, secret: token, applicationId: application.id, userUid: pushUser.uid, createdAt: at, expiresAt })
+      )
       yield* store.savePushCredential({ applicationId: application.id, tokenId, token, expiresAt })
       if (Option.isSome(current)) yield* store.revokeTokens({ accessTokenId: current.value.tokenId }, at)
       return token
