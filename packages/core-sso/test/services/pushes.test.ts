@@ -23,14 +23,16 @@ const ssoWithWorkers = () => {
 const liveMoment = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
 
 /** Moves the test clock on a second at a time, letting real I/O happen in between, until `done` holds. */
-const eventually = (done: () => boolean, seconds = 600) =>
+const eventuallyEffect = <E, R>(done: Effect.Effect<boolean, E, R>, seconds = 600) =>
   Effect.gen(function*() {
-    for (let step = 0; step < seconds && !done(); step++) {
+    for (let step = 0; step < seconds && !(yield* done); step++) {
       yield* TestClock.adjust("1 second")
-      for (let wait = 0; wait < 4 && !done(); wait++) yield* liveMoment
+      for (let wait = 0; wait < 4 && !(yield* done); wait++) yield* liveMoment
     }
-    expect(done()).toBe(true)
+    expect(yield* done).toBe(true)
   })
+
+const eventually = (done: () => boolean, seconds = 600) => eventuallyEffect(Effect.sync(done), seconds)
 
 /** An application taking pushes in `format`, and Ada, signed in to it once so that it receives her changes. */
 const pushingApplication = (name: string, format: "seed" | "gds-sso") =>
@@ -131,9 +133,11 @@ describe("pushes to client applications", () => {
       )
       const last = pushesTo(`/flaky/users/${uid}`).at(-1)!
       expect(last.body).toMatchObject({ user: { name: "Ada King", permissions: { flaky: ["signin"] } } })
-      const events = yield* directory.events({ userUid: uid })
-      const attempts = events.filter((event) => event.kind === "push")
-      expect(attempts.some((event) => event.detail["status"] === 503)).toBe(true)
-      expect(attempts.some((event) => event.detail["outcome"] === "delivered")).toBe(true)
+      const attempts = directory.events({ userUid: uid }).pipe(
+        Effect.map((events) => events.filter((event) => event.kind === "push"))
+      )
+      // the attempt is logged once its answer is back, which may be after the receiver saw the request
+      yield* eventuallyEffect(Effect.map(attempts, (pushes) => pushes.some((event) => event.detail["outcome"] === "delivered")))
+      expect((yield* attempts).some((event) => event.detail["status"] === 503)).toBe(true)
     }).pipe(Effect.provide(ssoWithWorkers())))
 })
