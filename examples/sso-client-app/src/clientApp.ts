@@ -64,7 +64,7 @@ const PENDING_SIGN_IN_LIFETIME_MS = 10 * 60 * 1000
 
 const randomId = () => randomBytes(32).toString("base64url")
 
-export const escapeHtml = (text: string) =>
+const escapeHtml = (text: string) =>
   text
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
