@@ -6,6 +6,9 @@ import type { AddressInfo } from "node:net"
 import { dirname, join } from "node:path"
 
 const serverPackage = dirname(createRequire(import.meta.url).resolve("@civicstack/server/package.json"))
+// From the repository root, as the root's `npm start` runs it: tsx takes the JSX settings of the sign-in pages from
+// the root tsconfig.json, whose `include` covers the packages (the server's own covers only its sources).
+const repositoryRoot = dirname(dirname(serverPackage))
 
 export type ServerDatabase =
   | { readonly _tag: "Postgres"; readonly url: string }
@@ -44,7 +47,7 @@ export const startReferenceServer = async (database: ServerDatabase, bootstrapFi
     ? [built]
     : ["--conditions=@civicstack/source", "--import", "tsx", join(serverPackage, "src", "cli.ts")]
   const child = spawn(process.execPath, ["--max-old-space-size=256", ...entry, "serve"], {
-    cwd: serverPackage,
+    cwd: repositoryRoot,
     env: {
       PATH: process.env.PATH ?? "",
       HOST: "127.0.0.1",
