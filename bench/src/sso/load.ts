@@ -41,9 +41,6 @@ export const runLoad = async (options: LoadOptions): Promise<LoadResult> => {
     duration: options.seconds,
     ...(options.use === "single-use" ? { amount: options.requests.length } : {}),
     requests: [{
-      onResponse: (status, body) => {
-        if (status >= 300 && process.env.DEBUG_SSO) process.stderr.write(`${status} ${body.slice(0, 200)}\n`)
-      },
       setupRequest: (request) => {
         const chosen = options.requests[next % options.requests.length]!
         next += 1
