@@ -13,7 +13,7 @@ import * as Path from "node:path"
 import { freshDatabase } from "./freshDatabase"
 import { benchApplication, writeBootstrap } from "./sso/bootstrap"
 import { startChildServer } from "./sso/childServer"
-import { type LoadRequest, type LoadResult, runLoad } from "./sso/load"
+import { type LoadOptions, type LoadRequest, type LoadResult, warmUpThenRunLoad } from "./sso/load"
 import type { OidcProviderDescription } from "./sso/oidcProviderMain"
 import { obtainRefreshTokens } from "./sso/refreshPool"
 import { type ServerDatabase, startReferenceServer } from "./sso/referenceServer"
@@ -47,13 +47,19 @@ const expectAnswer = async (url: string, request: LoadRequest) => {
   if (response.status !== 200) throw new Error(`${request.method} ${request.path} answered ${response.status}: ${await response.text()}`)
 }
 
+const load = (url: string, requests: ReadonlyArray<LoadRequest>, use: LoadOptions["use"]) =>
+  warmUpThenRunLoad(
+    { url, connections: settings.connections, seconds: settings.seconds, requests, use },
+    settings.warmupSeconds
+  )
+
 const measure = async (
   label: string,
   system: CaseResult["system"],
   operation: Operation,
   run: () => Promise<LoadResult>
 ): Promise<CaseResult> => {
-  progress(`--- ${label}: ${settings.connections} connections, up to ${settings.seconds} s`)
+  progress(`--- ${label}: ${settings.connections} connections, ${settings.warmupSeconds} s warm-up, up to ${settings.seconds} s`)
   try {
     const load = await run()
     progress(`${label}: ${load.requestsPerSecond.toFixed(0)} requests/s, p99 ${load.p99Ms} ms, ${load.non2xx} non-2xx`)
@@ -75,13 +81,7 @@ const ceilingCase = async (): Promise<CaseResult> => {
   const ceiling = await startChildServer<{ url: string }>("ceilingMain.ts")
   try {
     return await measure("ceiling (node:http, fixed JSON)", "ceiling", "fixed JSON", () =>
-      runLoad({
-        url: ceiling.description.url,
-        connections: settings.connections,
-        seconds: settings.seconds,
-        requests: [{ method: "GET", path: "/user.json", headers: {} }],
-        use: "rotate"
-      }))
+      load(ceiling.description.url, [{ method: "GET", path: "/user.json", headers: {} }], "rotate"))
   } finally {
     await ceiling.stop()
   }
@@ -100,7 +100,7 @@ const civicstackCases = async (backend: "pglite" | "pg", database: ServerDatabas
       const userRequests = bootstrap.apiTokens.map((token) => bearer("/user.json", token))
       const user = await measure(userLabel, "civicstack", "userinfo", async () => {
         await expectAnswer(server.url, userRequests[0]!)
-        return runLoad({ url: server.url, connections: settings.connections, seconds: settings.seconds, requests: userRequests, use: "rotate" })
+        return load(server.url, userRequests, "rotate")
       })
       const refresh = await measure(refreshLabel, "civicstack", "refresh", async () => {
         progress(`${refreshLabel}: obtaining ${settings.refreshPool} refresh tokens through the authorization code flow`)
@@ -108,14 +108,9 @@ const civicstackCases = async (backend: "pglite" | "pg", database: ServerDatabas
         const refreshTokens = await obtainRefreshTokens(server.url, settings.refreshPool, 8, (obtained) =>
           progress(`${refreshLabel}: ${obtained} refresh tokens`))
         progress(`${refreshLabel}: pool ready after ${((Date.now() - poolStartedAt) / 1000).toFixed(1)} s`)
-        return runLoad({
-          url: server.url,
-          connections: settings.connections,
-          seconds: settings.seconds,
-          requests: refreshTokens.map((token) =>
-            refreshGrant("/oauth/token", token, benchApplication.clientId, benchApplication.clientSecret)),
-          use: "single-use"
-        })
+        const requests = refreshTokens.map((token) =>
+          refreshGrant("/oauth/token", token, benchApplication.clientId, benchApplication.clientSecret))
+        return load(server.url, requests, "single-use")
       })
       return [user, refresh]
     } finally {
@@ -182,16 +177,10 @@ const oidcProviderCases = async (): Promise<Array<CaseResult>> => {
     const userinfoRequests = accessTokens.map((token) => bearer("/me", token))
     const userinfo = await measure("oidc-provider userinfo", "oidc-provider", "userinfo", async () => {
       await expectAnswer(url, userinfoRequests[0]!)
-      return runLoad({ url, connections: settings.connections, seconds: settings.seconds, requests: userinfoRequests, use: "rotate" })
+      return load(url, userinfoRequests, "rotate")
     })
     const refresh = await measure("oidc-provider refresh", "oidc-provider", "refresh", () =>
-      runLoad({
-        url,
-        connections: settings.connections,
-        seconds: settings.seconds,
-        requests: refreshTokens.map((token) => refreshGrant("/token", token, clientId, clientSecret)),
-        use: "single-use"
-      }))
+      load(url, refreshTokens.map((token) => refreshGrant("/token", token, clientId, clientSecret)), "single-use"))
     return [userinfo, refresh]
   } finally {
     await provider.stop()
@@ -215,6 +204,7 @@ process.stdout.write(
     cpus: availableParallelism(),
     postgres,
     seconds: settings.seconds,
+    warmupSeconds: settings.warmupSeconds,
     connections: settings.connections,
     users: settings.users,
     refreshPool: settings.refreshPool

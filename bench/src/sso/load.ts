@@ -16,6 +16,8 @@ export interface LoadResult {
   readonly non2xx: number
   /** True when a pool of single-use requests ran out before the time was up. */
   readonly poolExhausted: boolean
+  /** Entries of `requests` taken, in order from the first. */
+  readonly sent: number
 }
 
 export interface LoadOptions {
@@ -28,6 +30,8 @@ export interface LoadOptions {
    */
   readonly requests: ReadonlyArray<LoadRequest>
   readonly use: "rotate" | "single-use"
+  /** At most this many requests; all of them when unset. */
+  readonly limit?: number
 }
 
 /** Runs autocannon against `url` in this process and reduces its result to what the report shows. */
@@ -39,7 +43,7 @@ export const runLoad = async (options: LoadOptions): Promise<LoadResult> => {
     url: options.url,
     connections: options.connections,
     duration: options.seconds,
-    ...(options.use === "single-use" ? { amount: options.requests.length } : {}),
+    ...(options.use === "single-use" ? { amount: Math.min(options.requests.length, options.limit ?? Infinity) } : {}),
     requests: [{
       setupRequest: (request) => {
         const chosen = options.requests[next % options.requests.length]!
@@ -67,6 +71,21 @@ export const runLoad = async (options: LoadOptions): Promise<LoadResult> => {
     p99Ms: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
-    poolExhausted: options.use === "single-use" && next >= options.requests.length
+    poolExhausted: options.use === "single-use" && next >= options.requests.length,
+    sent: next
   }
+}
+
+/**
+ * A warm-up of `warmupSeconds` (the servers' JIT and caches), whose figures are dropped, then the measured run. Single-use
+ * requests taken by the warm-up are gone: it may take a fifth of the pool at most, and the measurement has the rest.
+ */
+export const warmUpThenRunLoad = async (options: LoadOptions, warmupSeconds: number): Promise<LoadResult> => {
+  if (warmupSeconds === 0) return runLoad(options)
+  const warmup = await runLoad({
+    ...options,
+    seconds: warmupSeconds,
+    ...(options.use === "single-use" ? { limit: Math.floor(options.requests.length / 5) } : {})
+  })
+  return runLoad(options.use === "single-use" ? { ...options, requests: options.requests.slice(warmup.sent) } : options)
 }

@@ -16,6 +16,7 @@ export interface Environment {
   readonly cpus: number
   readonly postgres: string
   readonly seconds: number
+  readonly warmupSeconds: number
   readonly connections: number
   readonly users: number
   readonly refreshPool: number
@@ -52,7 +53,7 @@ const resultRow = (result: CaseResult, results: ReadonlyArray<CaseResult>) => {
 /** The printed report, as markdown. */
 export const renderReport = (results: ReadonlyArray<CaseResult>, environment: Environment): string =>
   [
-    `## SSO throughput: ${environment.connections} connections, ${environment.seconds} s per case (autocannon, loopback)`,
+    `## SSO throughput: ${environment.connections} connections, ${environment.seconds} s per case after ${environment.warmupSeconds} s of warm-up (autocannon, loopback)`,
     "",
     `Node ${environment.node}, ${environment.cpus} CPUs, PostgreSQL ${environment.postgres}; ${environment.users} API tokens / access tokens in rotation, refresh pools of ${environment.refreshPool}.`,
     "",

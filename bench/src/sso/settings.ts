@@ -5,6 +5,7 @@ export type CaseGroup = (typeof caseGroups)[number]
 
 export interface SsoBenchSettings {
   readonly seconds: number
+  readonly warmupSeconds: number
   readonly connections: number
   readonly users: number
   readonly refreshPool: number
@@ -12,13 +13,14 @@ export interface SsoBenchSettings {
   readonly only: ReadonlySet<CaseGroup>
 }
 
-const positiveInteger = (name: string, fallback: number): number => {
+const wholeNumber = (name: string, fallback: number, minimum: number): number => {
   const raw = process.env[name]
   if (raw === undefined || raw === "") return fallback
   const value = Number(raw)
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, not ${raw}`)
+  if (!Number.isInteger(value) || value < minimum) throw new Error(`${name} must be a whole number of at least ${minimum}, not ${raw}`)
   return value
 }
+const positiveInteger = (name: string, fallback: number) => wholeNumber(name, fallback, 1)
 
 const isCaseGroup = (name: string): name is CaseGroup => (caseGroups as ReadonlyArray<string>).includes(name)
 
@@ -29,6 +31,7 @@ export const loadSettings = (): SsoBenchSettings => {
   if (unknown.length > 0) throw new Error(`--only: unknown ${unknown.join(", ")}; expected some of ${caseGroups.join(", ")}`)
   return {
     seconds: positiveInteger("BENCH_SSO_SECONDS", 10),
+    warmupSeconds: wholeNumber("BENCH_SSO_WARMUP_SECONDS", 2, 0),
     connections: positiveInteger("BENCH_SSO_CONNECTIONS", 64),
     users: positiveInteger("BENCH_SSO_USERS", 1000),
     refreshPool: positiveInteger("BENCH_SSO_REFRESH_POOL", 5000),
