@@ -1,0 +1,88 @@
+import { spawn } from "node:child_process"
+import { existsSync } from "node:fs"
+import { createRequire } from "node:module"
+import { createServer } from "node:net"
+import type { AddressInfo } from "node:net"
+import { dirname, join } from "node:path"
+
+const serverPackage = dirname(createRequire(import.meta.url).resolve("@civicstack/server/package.json"))
+// From the repository root, as the root's `npm start` runs it: tsx takes the JSX settings of the sign-in pages from
+// the root tsconfig.json, whose `include` covers the packages (the server's own covers only its sources).
+const repositoryRoot = dirname(dirname(serverPackage))
+
+export type ServerDatabase =
+  | { readonly _tag: "Postgres"; readonly url: string }
+  | { readonly _tag: "Pglite"; readonly dataDir: string }
+
+export interface ReferenceServer {
+  readonly url: string
+  readonly stop: () => Promise<void>
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+
+const isReady = (url: string) =>
+  fetch(`${url}/healthcheck/ready`, { signal: AbortSignal.timeout(2000) }).then(
+    (response) => response.status === 200,
+    () => false
+  )
+
+/**
+ * Starts the reference server serving SSO only, in a child process, from its build when `npm run build` has made it,
+ * else from its sources as `npm start` does; resolves once it answers ready (the bootstrap file applied).
+ */
+export const startReferenceServer = async (database: ServerDatabase, bootstrapFile: string): Promise<ReferenceServer> => {
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const built = join(serverPackage, "dist", "cli.js")
+  const entry = existsSync(built)
+    ? [built]
+    : ["--conditions=@civicstack/source", "--import", "tsx", join(serverPackage, "src", "cli.ts")]
+  const child = spawn(process.execPath, ["--max-old-space-size=256", ...entry, "serve"], {
+    cwd: repositoryRoot,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      PUBLIC_SITE_URL: url,
+      SERVICES: "sso",
+      LOG_LEVEL: "warning",
+      SHUTDOWN_GRACE_SECONDS: "5",
+      CIVICSTACK_BOOTSTRAP: bootstrapFile,
+      ...(database._tag === "Postgres" ? { DATABASE_URL: database.url } : { DATA_DIR: database.dataDir })
+    },
+    stdio: ["ignore", "inherit", "inherit"]
+  })
+  let exitCode: number | null | undefined
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", (code) => {
+      exitCode = code
+      resolve()
+    })
+  )
+  const stop = async () => {
+    if (exitCode !== undefined) return
+    child.kill("SIGTERM")
+    const killLater = setTimeout(() => child.kill("SIGKILL"), 20_000)
+    await exited
+    clearTimeout(killLater)
+  }
+  const deadline = Date.now() + 180_000
+  while (!(await isReady(url))) {
+    if (exitCode !== undefined) throw new Error(`the reference server exited with code ${exitCode} before it was ready`)
+    if (Date.now() > deadline) {
+      await stop()
+      throw new Error("the reference server was not ready within 180 s")
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  return { url, stop }
+}
