@@ -14,7 +14,8 @@ import type { SsoSettings } from "./settings"
 import { defaultSsoSettings } from "./settings"
 import { SsoStore } from "./storage/SsoStore"
 import { layerMemory as storeMemory } from "./storage/memory"
-import { layerSql as storeSql } from "./storage/sql"
+import { layerSqlWith as storeSql } from "./storage/sql"
+import type { SqlStoreOptions } from "./storage/sql"
 
 /** The services of one SSO. */
 export type SsoServices = OAuthServer | Authorization | SignIn | Directory
@@ -53,11 +54,14 @@ export const serviceOver = (
 
 /**
  * The SSO over an `SqlClient` (PostgreSQL, or PGlite embedded) and the host's job queue. Run `migrate` first. Add
- * `workers` in the copies that should send pushes.
+ * `workers` in the copies that should send pushes. Pass the database's `listen` (e.g. `PgClient.listen`) so that
+ * `GET /user.json` answers from memory, kept exact across copies by LISTEN/NOTIFY.
  */
 export const layerSql = (
-  settings: Partial<SsoSettings> = {}
-): Layer.Layer<SsoServices | SsoParts, never, SqlClient | JobQueue> => serviceOver(settings).pipe(Layer.provide(storeSql))
+  settings: Partial<SsoSettings> = {},
+  database: SqlStoreOptions = {}
+): Layer.Layer<SsoServices | SsoParts, never, SqlClient | JobQueue> =>
+  serviceOver(settings).pipe(Layer.provide(storeSql(database)))
 
 /** The SSO in memory, with a job queue of its own: for tests, scripts and embedding without a database. */
 export const layerMemory = (settings: Partial<SsoSettings> = {}): Layer.Layer<SsoServices | SsoParts> =>

@@ -5,7 +5,7 @@ import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Duration, Effect, Layer } from "effect"
-import type { ServiceSlot } from "../services/slot"
+import type { ServiceSlot, SlotContext } from "../services/slot"
 import { Draining } from "./draining"
 import { docsRoutes } from "./docs"
 import { requestGuard } from "./errorEnvelope"
@@ -75,7 +75,7 @@ export const publishedDocuments = (slots: ReadonlyArray<ServiceSlot>) => [
  */
 export const apiLayer = (slots: ReadonlyArray<ServiceSlot>) => {
   const api = servedApi(slots)
-  const readiness = slots.reduce<Layer.Layer<never, never, SqlClient.SqlClient | JobQueue | ReadinessSections>>(
+  const readiness = slots.reduce<Layer.Layer<never, never, SlotContext | ReadinessSections>>(
     (all, slot) => Layer.merge(all, slot.readiness),
     Layer.empty
   )

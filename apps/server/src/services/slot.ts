@@ -5,6 +5,7 @@ import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { Effect, Layer } from "effect"
 import type { ServiceName } from "../config"
+import type { DatabaseNotifications } from "../database"
 import type { ReadinessSections } from "../http/readiness"
 
 /**
@@ -12,6 +13,10 @@ import type { ReadinessSections } from "../http/readiness"
  * handlers, its background workers and its migrations. Routes and workers share one service layer, so a copy that
  * runs both builds the service once.
  */
+/** What the host provides to every slot's layers and effects. */
+export type SlotContext = SqlClient | JobQueue | DatabaseNotifications
+
+
 export interface ServiceSlot {
   readonly name: ServiceName
   /** What the service is called in its API documentation. */
@@ -19,11 +24,11 @@ export interface ServiceSlot {
   /** The service's endpoints, under the server's API identifier: served, and published as its OpenAPI document. */
   readonly api: HttpApi.HttpApi<"civicstack", HttpApiGroup.HttpApiGroup.Any, HttpApiDecodeError, never>
   /** The handlers of `api`'s groups (whatever their names: the server serves the slots side by side). */
-  readonly routes: Layer.Layer<HttpApiGroup.ApiGroup<"civicstack", any>, never, SqlClient | JobQueue>
-  readonly workers: Layer.Layer<never, never, SqlClient | JobQueue>
+  readonly routes: Layer.Layer<HttpApiGroup.ApiGroup<"civicstack", any>, never, SlotContext>
+  readonly workers: Layer.Layer<never, never, SlotContext>
   /** Registers the service's figures for `/healthcheck/ready` (pending work, its age), over the same service layer. */
-  readonly readiness: Layer.Layer<never, never, SqlClient | JobQueue | ReadinessSections>
+  readonly readiness: Layer.Layer<never, never, SlotContext | ReadinessSections>
   readonly migrate: Effect.Effect<void, unknown, SqlClient>
   /** What the service sets up once its schema is migrated (first-start records, a bootstrap file); at every start. */
-  readonly prepare: Effect.Effect<void, unknown, SqlClient | JobQueue>
+  readonly prepare: Effect.Effect<void, unknown, SlotContext>
 }

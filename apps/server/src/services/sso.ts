@@ -1,4 +1,5 @@
 import * as Sso from "@civicstack/core-sso"
+import { DatabaseNotifications } from "../database"
 import { AdminGroup, BrowserGroup, OAuthGroup } from "@civicstack/core-sso/api"
 import * as HttpApi from "@effect/platform/HttpApi"
 import { Duration, Effect, Layer, Option, Schema } from "effect"
@@ -62,13 +63,16 @@ const announce = (config: ServerConfig, heading: string, secrets: ReadonlyArray<
 
 /** The single sign-on of this copy: one service layer shared by its routes and its setup. */
 export const ssoSlot = (config: ServerConfig): ServiceSlot => {
-  const service = Sso.layerSql({
+  const settings = {
     ...config.sso,
     issuer: config.publicSiteUrl.replace(/\/+$/, ""),
     trustProxy: config.trustProxy,
     production: config.production,
     shutdownGracePeriod: Duration.seconds(config.shutdownGraceSeconds)
-  })
+  }
+  const service = Layer.unwrapEffect(
+    Effect.map(DatabaseNotifications, ({ listen }) => Sso.layerSql(settings, { listen }))
+  )
   const prepare = Effect.gen(function*() {
     if (Option.isSome(config.bootstrapFile)) {
       const document = yield* readBootstrap(config.bootstrapFile.value)

@@ -17,7 +17,7 @@ import type { AccessToken, Application, RefreshToken, User } from "../domain/rec
 import { isLive } from "../domain/records"
 import { hashSecret, isSecretShaped, matchesHash, newSecret } from "../domain/secrets"
 import type { StoreError } from "../storage/SsoStore"
-import { accessProblem, permissionsOn, userAccess } from "./access"
+import { accessProblem, userAccess } from "./access"
 import { now, SsoParts } from "./SsoParts"
 import { makeThrottle } from "./throttle"
 
@@ -237,7 +237,7 @@ export const oauthServerLayer = Layer.effect(
           return yield* refused("invalid_grant", "A code_verifier was sent, but the authorization request had no code_challenge")
         }
         yield* mayStillSignIn(application, grant.userUid)
-        const tokens = yield* issueTokens({
+        const tokens = yield* store.atomically(issueTokens({
           application,
           clientId,
           userUid: grant.userUid,
@@ -246,7 +246,7 @@ export const oauthServerLayer = Layer.effect(
           chainId: randomUUID(),
           authTime: grant.authTime,
           nonce: grant.nonce
-        })
+        }))
         yield* record("tokens_issued", { userUid: grant.userUid, applicationId: application.id, grant: "authorization_code" })
         return tokens
       })
@@ -260,27 +260,29 @@ export const oauthServerLayer = Layer.effect(
           return yield* refused("invalid_grant", "The refresh token is not valid")
         }
         if (found.value.revokedAt !== null) return yield* refused("invalid_grant", "The refresh token has been revoked")
-        const use = yield* store.useRefreshToken(tokenHash, yield* now)
-        const token: RefreshToken = Option.getOrElse(Option.map(use, ({ record }) => record), () => found.value)
-        if (Option.isNone(use) || !use.value.firstUse) {
-          const revoked = yield* store.revokeTokens({ chainId: token.chainId }, yield* now)
-          yield* record("refresh_token_reused", { userUid: token.userUid, applicationId: application.id, revoked_tokens: revoked })
-          return yield* refused(
-            "invalid_grant",
-            "The refresh token has already been used; every token of its chain is revoked"
+        const token = found.value
+        // The use and the tokens it is exchanged for are kept together: a refusal or a failure leaves it unused.
+        const issued = yield* store.atomically(Effect.gen(function*() {
+          const use = yield* store.useRefreshToken(tokenHash, yield* now)
+          if (Option.isNone(use) || !use.value.firstUse) return Option.none<TokenResponse>()
+          yield* mayStillSignIn(application, token.userUid)
+          return Option.some(
+            yield* issueTokens({
+              application,
+              clientId,
+              userUid: token.userUid,
+              scopes: token.scopes,
+              grantCodeHash: token.grantCodeHash,
+              chainId: token.chainId,
+              authTime: token.authTime,
+              nonce: null
+            })
           )
-        }
-        yield* mayStillSignIn(application, token.userUid)
-        return yield* issueTokens({
-          application,
-          clientId,
-          userUid: token.userUid,
-          scopes: token.scopes,
-          grantCodeHash: token.grantCodeHash,
-          chainId: token.chainId,
-          authTime: token.authTime,
-          nonce: null
-        })
+        }))
+        if (Option.isSome(issued)) return issued.value
+        const revoked = yield* store.revokeTokens({ chainId: token.chainId }, yield* now)
+        yield* record("refresh_token_reused", { userUid: token.userUid, applicationId: application.id, revoked_tokens: revoked })
+        return yield* refused("invalid_grant", "The refresh token has already been used; every token of its chain is revoked")
       })
 
     const liveTokenOf = (application: Application, token: string): Effect.Effect<Option.Option<LiveToken>, StoreError> =>
@@ -300,23 +302,20 @@ export const oauthServerLayer = Layer.effect(
           : Option.none()
       })
 
-    /** The live access token of an `Authorization` header, its application and its user (not suspended). */
+    /** The live access token of an `Authorization` header, with its application, its user (not suspended) and their permissions there. */
     const tokenHolder = (authorization: string | undefined) =>
       Effect.gen(function*() {
         const token = bearerToken(authorization)
         if (token === undefined) return yield* invalidToken("No bearer access token was sent")
-        const found = isSecretShaped(token) ? yield* store.accessTokenByHash(hashSecret(token)) : Option.none()
+        const found = isSecretShaped(token) ? yield* store.tokenHolder(hashSecret(token)) : Option.none()
         if (Option.isNone(found)) return yield* invalidToken("The access token is not valid")
-        const accessToken = found.value
-        if (accessToken.revokedAt !== null) return yield* invalidToken("The access token has been revoked")
-        if (accessToken.expiresAt.getTime() <= (yield* now).getTime()) {
+        const holder = found.value
+        if (holder.accessToken.revokedAt !== null) return yield* invalidToken("The access token has been revoked")
+        if (holder.accessToken.expiresAt.getTime() <= (yield* now).getTime()) {
           return yield* invalidToken("The access token has expired")
         }
-        const application = yield* store.applicationById(accessToken.applicationId)
-        const user = yield* store.userByUid(accessToken.userUid)
-        if (Option.isNone(application) || Option.isNone(user)) return yield* invalidToken("The access token is not valid")
-        if (user.value.suspendedAt !== null) return yield* invalidToken("The user is suspended")
-        return { application: application.value, user: user.value, accessToken }
+        if (holder.user.suspendedAt !== null) return yield* invalidToken("The user is suspended")
+        return holder
       })
 
     const issuerUrl = (path: string) => new URL(path, settings.issuer).toString()
@@ -360,11 +359,10 @@ export const oauthServerLayer = Layer.effect(
 
       user: (origin, clientId) =>
         Effect.gen(function*() {
-          const { application, user } = yield* tokenHolder(origin.authorization)
+          const { application, permissions, user } = yield* tokenHolder(origin.authorization)
           if (clientId !== undefined && !matchesHash(clientId, application.clientIdHash)) {
             return yield* invalidToken("The access token was not issued to this client")
           }
-          const permissions = yield* permissionsOn(store, user.uid, application.id)
           const problem = accessProblem(user, application, permissions)
           if (problem !== undefined) return yield* invalidToken(problem)
           return {
@@ -382,11 +380,11 @@ export const oauthServerLayer = Layer.effect(
 
       caller: (authorization, applicationName) =>
         Effect.gen(function*() {
-          const { application, user } = yield* tokenHolder(authorization)
+          const { application, permissions, user } = yield* tokenHolder(authorization)
           if (application.name !== applicationName || application.retired) {
             return yield* invalidToken(`The access token was not issued for ${applicationName}`)
           }
-          return { user, permissions: yield* permissionsOn(store, user.uid, application.id) }
+          return { user, permissions }
         }),
 
       revoke: (form, origin) =>
@@ -428,11 +426,11 @@ export const oauthServerLayer = Layer.effect(
 
       userInfo: (authorization) =>
         Effect.gen(function*() {
-          const { accessToken, application, user } = yield* tokenHolder(authorization)
+          const { accessToken, application, permissions, user } = yield* tokenHolder(authorization)
           if (!accessToken.scopes.includes("openid")) {
             return yield* invalidToken("The access token was not issued with the openid scope")
           }
-          const problem = accessProblem(user, application, yield* permissionsOn(store, user.uid, application.id))
+          const problem = accessProblem(user, application, permissions)
           if (problem !== undefined) return yield* invalidToken(problem)
           return { sub: user.uid, ...profileClaims(user, accessToken.scopes) }
         }),

@@ -42,6 +42,15 @@ export interface Use<A> {
 
 export type UserChanges = Partial<Pick<User, "name" | "email" | "organisationSlug" | "organisationContentId">>
 
+/** An access token with what a resource request needs: its application, its user and their permissions there. */
+export interface TokenHolder {
+  readonly accessToken: AccessToken
+  readonly application: Application
+  readonly user: User
+  /** The user's permissions on the token's application, sorted; empty when they have none. */
+  readonly permissions: ReadonlyArray<string>
+}
+
 /** Which tokens to revoke. */
 export type TokenSelection =
   | { readonly grantCodeHash: string }
@@ -109,6 +118,12 @@ export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoSt
 
   readonly insertAccessToken: (token: AccessToken) => Effect.Effect<void, StoreError>
   readonly accessTokenByHash: (hash: string) => Effect.Effect<Option.Option<AccessToken>, StoreError>
+  /**
+   * The access token of this hash with its application, user and permissions, in one read: `GET /user.json` and the
+   * other resource endpoints call it for every request. The SQL store may answer from memory, kept exact by its
+   * database's notifications (see `layerSql`).
+   */
+  readonly tokenHolder: (tokenHash: string) => Effect.Effect<Option.Option<TokenHolder>, StoreError>
   readonly accessTokenById: (id: string) => Effect.Effect<Option.Option<AccessToken>, StoreError>
   /** The API tokens issued to a user, newest first. */
   readonly apiTokensOf: (uid: string) => Effect.Effect<ReadonlyArray<AccessToken>, StoreError>

@@ -151,6 +151,15 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
 
     insertAccessToken: (token) => Effect.sync(() => void accessTokens.set(token.tokenHash, token)),
     accessTokenByHash: (hash) => Effect.sync(() => Option.fromNullable(accessTokens.get(hash))),
+    tokenHolder: (hash) =>
+      Effect.sync(() => {
+        const accessToken = accessTokens.get(hash)
+        const application = accessToken && applications.get(accessToken.applicationId)
+        const user = accessToken && users.get(accessToken.userUid)
+        if (accessToken === undefined || application === undefined || user === undefined) return Option.none()
+        const held = permissions.get(user.uid)?.get(application.id) ?? []
+        return Option.some({ accessToken, application, user, permissions: held })
+      }),
     accessTokenById: (id) => find(accessTokens.values(), (token) => token.id === id),
     apiTokensOf: (uid) =>
       Effect.sync(() =>

@@ -1,8 +1,10 @@
 import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import type { Context } from "effect"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Clock, Deferred, Duration, Effect, FiberRef, Layer, Option, Schedule, Schema, Stream } from "effect"
+import { randomUUID } from "node:crypto"
 import type { AccessToken, Application, Grant, RefreshToken, SsoEvent, User } from "../domain/records"
+import { makeHolderCache } from "./holderCache"
 import { AlreadyTaken, SsoStore, StoreError } from "./SsoStore"
 import type { TokenSelection } from "./SsoStore"
 
@@ -187,6 +189,24 @@ const SigningKeyRow = Schema.Struct({
 })
 
 const PermissionRow = Schema.Struct({ application_id: Schema.String, names: Names })
+
+/** `tokenHolder`'s joined row: each table's columns under its own prefix, so that the row schemas above decode them. */
+const HOLDER_PARTS = { token: AccessTokenRow, application: ApplicationRow, user: UserRow } as const
+const holderColumns = Object.entries({ token: "t", application: "a", user: "u" }).flatMap(([part, alias]) =>
+  Object.keys(HOLDER_PARTS[part as keyof typeof HOLDER_PARTS].fields).map((column) => `${alias}.${column} AS ${part}__${column}`)
+).join(", ")
+
+const holderPart = (row: Record<string, unknown>, part: keyof typeof HOLDER_PARTS) =>
+  Object.fromEntries(
+    Object.entries(row).filter(([key]) => key.startsWith(`${part}__`)).map(([key, value]) => [key.slice(part.length + 2), value])
+  )
+
+const HolderRow = Schema.Struct({
+  token: AccessTokenRow,
+  application: ApplicationRow,
+  user: UserRow,
+  permissions: Schema.NullOr(Names)
+})
 const AttemptsRow = Schema.Struct({ count: Schema.Number, oldest: OptionalTimestamp })
 const CountRow = Schema.Struct({ count: Schema.Number })
 const ApplicationIdRow = Schema.Struct({ application_id: Schema.String })
@@ -227,8 +247,24 @@ const PushCredentialRow = Schema.Struct({
 const storeError = (operation: string) => (cause: unknown) =>
   new StoreError({ message: `sso store: ${operation} failed`, cause })
 
-export const makeSqlStore = Effect.gen(function*() {
+/** Carries a change to token holders in any copy; a payload starting `probe:` is a copy checking that it hears. */
+const HOLDERS_CHANNEL = "civicstack_sso_token_holders"
+const HOLDERS_CHANGED = "changed"
+
+/** Set by a change to token holders inside a transaction, so that the cache forgets them again once it commits. */
+const holdersChangedInTransaction = FiberRef.unsafeMake(false)
+
+export interface SqlStoreOptions {
+  /**
+   * LISTEN on the store's database (e.g. `PgClient.listen`). With it the store keeps token holders in memory, and
+   * every copy forgets them as soon as any copy commits a change to them; without it each lookup reads the database.
+   */
+  readonly listen?: (channel: string) => Stream.Stream<string, unknown>
+}
+
+export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(function*() {
   const sql = yield* SqlClient
+  const holders = makeHolderCache({ capacity: 10_000, maxAge: Duration.minutes(1) })
 
   /** Runs a query, decoding its rows; database and decoding failures become a `StoreError`. */
   const rows = <A, I>(operation: string, schema: Schema.Schema<A, I>, query: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
@@ -255,8 +291,25 @@ export const makeSqlStore = Effect.gen(function*() {
       Effect.catchAllDefect((defect) => defect instanceof SqlError ? Effect.fail(defect) : Effect.die(defect)),
       Effect.mapError((failure): E | StoreError =>
         failure instanceof CallerFailure ? failure.error : storeError("transaction")(failure)
-      )
+      ),
+      // a read between the change and the commit may have kept the holder as it was before
+      Effect.ensuring(Effect.flatMap(FiberRef.get(holdersChangedInTransaction), (changed) =>
+        changed ? Effect.sync(holders.invalidate) : Effect.void)),
+      Effect.locally(holdersChangedInTransaction, false)
     )
+
+  const atomically = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
+    Effect.flatMap(Effect.serviceOption(TransactionConnection), (caller) => Option.isSome(caller) ? effect : transaction(effect))
+
+  /** Tells every copy, this one at once and the others when it commits, to forget the token holders they keep. */
+  const announceHoldersChanged = Effect.zipRight(
+    Effect.zipRight(Effect.sync(holders.invalidate), FiberRef.set(holdersChangedInTransaction, true)),
+    Effect.mapError(sql`SELECT pg_notify(${HOLDERS_CHANNEL}, ${HOLDERS_CHANGED})`, storeError("announceHoldersChanged"))
+  )
+
+  /** A change that can alter `tokenHolder` answers: it and its announcement are kept or lost together. */
+  const changingHolders = <Args extends ReadonlyArray<unknown>, A, E>(change: (...args: Args) => Effect.Effect<A, E>) =>
+  (...args: Args): Effect.Effect<A, E | StoreError> => atomically(Effect.tap(change(...args), () => announceHoldersChanged))
 
   const applicationColumns = sql.unsafe(`id, name, description, home_uri, redirect_uris, client_id_hash,
     client_secret_hash, permissions, push_updates, push_format, require_pkce, retired, created_at`)
@@ -278,14 +331,41 @@ export const makeSqlStore = Effect.gen(function*() {
       ? sql`user_uid = ${selection.userUid}`
       : sql`id = ${selection.accessTokenId}`
 
+  const readTokenHolder = (hash: string) =>
+    sql<Record<string, unknown>>`
+        SELECT ${sql.unsafe(holderColumns)}, p.names AS permissions
+        FROM sso.access_tokens t
+        JOIN sso.applications a ON a.id = t.application_id
+        JOIN sso.users u ON u.uid = t.user_uid
+        LEFT JOIN sso.permissions p ON p.user_uid = t.user_uid AND p.application_id = t.application_id
+        WHERE t.token_hash = ${hash}`.pipe(
+        Effect.map((found) =>
+          found.map((row) => ({
+            token: holderPart(row, "token"),
+            application: holderPart(row, "application"),
+            user: holderPart(row, "user"),
+            permissions: row.permissions
+          }))
+        ),
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(HolderRow))),
+        Effect.mapError(storeError("tokenHolder")),
+        Effect.map((found) =>
+          Option.map(Option.fromNullable(found[0]), (row) => ({
+            accessToken: toAccessToken(row.token),
+            application: toApplication(row.application),
+            user: toUser(row.user),
+            permissions: row.permissions ?? []
+          }))
+        )
+      )
+
   const store: Store = {
     exclusively: (effect) =>
       transaction(Effect.zipRight(
         Effect.mapError(sql`SELECT pg_advisory_xact_lock(${SETUP_LOCK_KEY})`, storeError("exclusively")),
         effect
       )),
-    atomically: (effect) =>
-      Effect.flatMap(Effect.serviceOption(TransactionConnection), (caller) => Option.isSome(caller) ? effect : transaction(effect)),
+    atomically,
     pushCredential: (applicationId) =>
       Effect.map(
         firstRow("pushCredential", PushCredentialRow, sql`
@@ -447,6 +527,7 @@ export const makeSqlStore = Effect.gen(function*() {
         firstRow("accessTokenByHash", AccessTokenRow, sql`SELECT * FROM sso.access_tokens WHERE token_hash = ${hash}`),
         Option.map(toAccessToken)
       ),
+    tokenHolder: (hash) => holders.lookup(hash, readTokenHolder(hash)),
     accessTokenById: (id) =>
       storable(id)
         ? Effect.map(
@@ -599,8 +680,80 @@ export const makeSqlStore = Effect.gen(function*() {
           }))
       )
   }
-  return store
+  yield* listenForHolderChanges(options, holders, sql)
+  return {
+    ...store,
+    updateApplication: changingHolders(store.updateApplication),
+    updateUser: changingHolders(store.updateUser),
+    setSuspension: changingHolders(store.setSuspension),
+    setPermissions: changingHolders(store.setPermissions),
+    revokeTokens: changingHolders(store.revokeTokens)
+  } satisfies Store
 })
 
+/** How often a copy checks that it hears its own notifications (while it does, and until it does), and how long an echo may take. */
+const PROBE_INTERVAL = Duration.seconds(2)
+const PROBE_INTERVAL_UNHEARD = Duration.millis(100)
+const DEAF_AFTER = Duration.seconds(6)
+
+/**
+ * Listens for the changes of every copy while the store is open. The cache answers only while this copy hears its
+ * own probes come back: from the first echo (awaited here, up to `DEAF_AFTER`) until an echo is overdue, which a
+ * listening connection that died quietly would cause. Probes measure the network, so they run on the real clock.
+ */
+const listenForHolderChanges = (
+  options: SqlStoreOptions,
+  holders: ReturnType<typeof makeHolderCache>,
+  sql: SqlClient
+) =>
+  Effect.gen(function*() {
+    const listen = options.listen
+    if (listen === undefined) return
+    const probe = `probe:${randomUUID()}`
+    const realClock = Clock.make()
+    let lastEcho = 0
+    const firstEcho = yield* Deferred.make<void>()
+    yield* listen(HOLDERS_CHANNEL).pipe(
+      Stream.runForEach((payload) =>
+        Effect.suspend(() => {
+          if (payload.startsWith("probe:")) {
+            if (payload !== probe) return Effect.void
+            return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+              lastEcho = now
+              if (!holders.enabled) holders.setEnabled(true)
+              return Deferred.succeed(firstEcho, undefined)
+            })
+          }
+          return Effect.sync(holders.invalidate)
+        })
+      ),
+      Effect.ensuring(Effect.sync(() => holders.setEnabled(false))),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("Stopped listening for sign-on changes; reading token holders from the database", cause)
+      ),
+      Effect.repeat(Schedule.spaced("1 second")),
+      Effect.withClock(realClock),
+      Effect.forkScoped
+    )
+    const checkHearing = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      if (holders.enabled && now - lastEcho > Duration.toMillis(DEAF_AFTER)) {
+        holders.setEnabled(false)
+        yield* Effect.logWarning("Sign-on change notifications stopped arriving; reading token holders from the database")
+      }
+      yield* Effect.ignore(sql`SELECT pg_notify(${HOLDERS_CHANNEL}, ${probe})`)
+    })
+    yield* checkHearing.pipe(
+      Effect.zipRight(Effect.suspend(() => Effect.sleep(holders.enabled ? PROBE_INTERVAL : PROBE_INTERVAL_UNHEARD))),
+      Effect.forever,
+      Effect.withClock(realClock),
+      Effect.forkScoped
+    )
+    yield* Deferred.await(firstEcho).pipe(Effect.timeout(DEAF_AFTER), Effect.ignore, Effect.withClock(realClock))
+  })
+
 /** The store over the host's `SqlClient` (PostgreSQL, or PGlite embedded); run `migrate` first. */
-export const layerSql: Layer.Layer<SsoStore, never, SqlClient> = Layer.effect(SsoStore, makeSqlStore)
+export const layerSqlWith = (options: SqlStoreOptions): Layer.Layer<SsoStore, never, SqlClient> =>
+  Layer.scoped(SsoStore, makeSqlStore(options))
+
+export const layerSql: Layer.Layer<SsoStore, never, SqlClient> = layerSqlWith({})

@@ -5,7 +5,8 @@ import { createTestDatabase as createDatabase, testPool } from "../../../../test
 import { migrate } from "../../src/migrations/index"
 import type { SsoStore } from "../../src/storage/SsoStore"
 import { layerMemory } from "../../src/storage/memory"
-import { layerSql } from "../../src/storage/sql"
+import { layerSqlWith } from "../../src/storage/sql"
+import { PgClient } from "@effect/sql-pg"
 
 export const memoryBackend = (): Layer.Layer<SsoStore> => layerMemory
 
@@ -21,12 +22,19 @@ export const sharedPglite = () => {
     close: () => database.dispose(),
     backend: (): Layer.Layer<SsoStore, unknown> =>
       Layer.unwrapEffect(Effect.map(database.runtimeEffect, (runtime) =>
-        layerSql.pipe(Layer.provide(emptyTables), Layer.provide(Layer.succeedContext(runtime.context)))))
+        Layer.unwrapEffect(Effect.map(PgliteClient.PgliteClient, ({ listen }) => layerSqlWith({ listen }))).pipe(
+          Layer.provide(emptyTables),
+          Layer.provide(Layer.succeedContext(runtime.context))
+        )))
   }
 }
 
 /** A database of its own with the sso schema migrated; `drop` removes it. */
 export const createTestDatabase = (serverUrl: string) => createDatabase(serverUrl, "ssostore", migrate)
 
+/** With LISTEN, as the server runs it, so that the suite checks the store's memory of token holders too. */
 export const postgresBackend = (databaseUrl: string): Layer.Layer<SsoStore, unknown> =>
-  layerSql.pipe(Layer.provide(emptyTables), Layer.provide(testPool(databaseUrl)))
+  Layer.unwrapEffect(Effect.map(PgClient.PgClient, ({ listen }) => layerSqlWith({ listen }))).pipe(
+    Layer.provide(emptyTables),
+    Layer.provide(testPool(databaseUrl))
+  )

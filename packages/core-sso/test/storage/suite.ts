@@ -221,6 +221,47 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       expect((yield* store.apiTokensOf(aUser().uid)).map((token) => token.id)).toEqual(["api-1"])
     }))
 
+    test("finds a token's holder in one read, and sees each change to it at once", Effect.gen(function*() {
+      const store = yield* withApplicationAndUser
+      yield* store.setPermissions(aUser().uid, "app-1", ["signin", "editor"])
+      yield* store.insertAccessToken(anAccessToken())
+      const holder = Effect.map(store.tokenHolder("access-hash-1"), Option.getOrThrow)
+      expect(yield* holder).toEqual({
+        accessToken: anAccessToken(),
+        application: anApplication(),
+        user: aUser(),
+        permissions: ["editor", "signin"]
+      })
+      expect(yield* store.tokenHolder("nope")).toEqual(Option.none())
+      expect((yield* holder).permissions).toEqual(["editor", "signin"])
+
+      yield* store.setPermissions(aUser().uid, "app-1", [])
+      expect((yield* holder).permissions).toEqual([])
+      yield* store.atomically(store.setPermissions(aUser().uid, "app-1", ["signin"]))
+      expect((yield* holder).permissions).toEqual(["signin"])
+      yield* store.updateUser(aUser().uid, { name: "Ada King" })
+      expect((yield* holder).user.name).toBe("Ada King")
+      yield* store.setSuspension(aUser().uid, { at: at(1), reason: "Left" })
+      expect((yield* holder).user.suspendedAt).toEqual(at(1))
+      yield* store.updateApplication(anApplication({ retired: true }))
+      expect((yield* holder).application.retired).toBe(true)
+      yield* store.revokeTokens({ accessTokenId: "access-1" }, at(2))
+      expect((yield* holder).accessToken.revokedAt).toEqual(at(2))
+    }))
+
+    test("a change rolled back leaves the token's holder as it was", Effect.gen(function*() {
+      const store = yield* withApplicationAndUser
+      yield* store.setPermissions(aUser().uid, "app-1", ["signin"])
+      yield* store.insertAccessToken(anAccessToken())
+      expect(Option.getOrThrow(yield* store.tokenHolder("access-hash-1")).permissions).toEqual(["signin"])
+      const failed = yield* store.atomically(
+        Effect.zipRight(store.setPermissions(aUser().uid, "app-1", []), Effect.fail("stop" as const))
+      ).pipe(Effect.flip)
+      expect(failed).toBe("stop")
+      // the memory store does not roll back
+      if (name !== "memory") expect(Option.getOrThrow(yield* store.tokenHolder("access-hash-1")).permissions).toEqual(["signin"])
+    }))
+
     test("revokes tokens by code, chain, user or id, each once", Effect.gen(function*() {
       const store = yield* withApplicationAndUser
       yield* store.insertAccessToken(anAccessToken())
