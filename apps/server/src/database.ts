@@ -6,6 +6,7 @@ import type { Stream } from "effect"
 import * as Path from "node:path"
 import * as v8 from "node:v8"
 import type { ServerConfig } from "./config"
+import { pgListen } from "./pgListen"
 
 /** LISTEN support of the chosen database, for workers that wake on NOTIFY instead of waiting for their next poll. */
 export class DatabaseNotifications extends Context.Tag("@civicstack/server/DatabaseNotifications")<
@@ -29,7 +30,7 @@ const wasmBaselineCompilerOnly = Layer.effectDiscard(Effect.sync(() => v8.setFla
 export const databaseLayer = (database: ServerConfig["database"]) =>
   database._tag === "Postgres"
     ? Layer.effectContext(
-      Effect.map(PgClient.PgClient, (client) => Context.make(DatabaseNotifications, { listen: client.listen }))
+      Effect.succeed(Context.make(DatabaseNotifications, { listen: pgListen(database.url) }))
     ).pipe(
       // Waiting for a connection is bounded, so that work waiting through an outage fails, and is tried again,
       // rather than waiting forever on a pool whose connections the outage broke.

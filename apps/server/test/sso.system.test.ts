@@ -287,6 +287,42 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("the single sign-on
     }
   })
 
+  it("two copies answer /user.json from memory, and each sees a change made through the other at once", { timeout: 180_000 }, async () => {
+    const env = { DATABASE_URL: database.url, DATA_DIR: Path.join(scratch, "holders"), RUN: "web" }
+    const [first, second] = await Promise.all([serve(env), serve(env)])
+    const userOn = async (copy: ServerProcess) => {
+      const response = await fetch(`${copy.url}/user.json`, { headers: { authorization: `Bearer ${ADA_TOKEN}` } })
+      const { user } = (await response.json()) as { user: { name: string; permissions: Array<string> } }
+      return { name: user.name, permissions: user.permissions }
+    }
+    /** A notification takes a moment to arrive: well under the minute a kept holder could otherwise live. */
+    const soon = async (copy: ServerProcess, expected: { name: string; permissions: Array<string> }) => {
+      const deadline = Date.now() + 1000
+      let seen = await userOn(copy)
+      while (JSON.stringify(seen) !== JSON.stringify(expected) && Date.now() < deadline) {
+        await pause(20)
+        seen = await userOn(copy)
+      }
+      expect(seen).toEqual(expected)
+    }
+    try {
+      const uid = await adaUid(first!)
+      for (const copy of [first!, second!]) expect(await userOn(copy)).toEqual({ name: "Ada", permissions: ["signin"] })
+      const granted = await admin(first!, "PUT", `/admin/users/${uid}/permissions`, { application: "Publisher", permissions: ["signin", "editor"] })
+      expect(granted.status).toBe(200)
+      await soon(second!, { name: "Ada", permissions: ["editor", "signin"] })
+      expect((await admin(second!, "PATCH", `/admin/users/${uid}`, { name: "Ada King" })).status).toBe(200)
+      await soon(first!, { name: "Ada King", permissions: ["editor", "signin"] })
+      const restored = await admin(second!, "PUT", `/admin/users/${uid}/permissions`, { application: "Publisher", permissions: ["signin"] })
+      expect(restored.status).toBe(200)
+      expect((await admin(second!, "PATCH", `/admin/users/${uid}`, { name: "Ada" })).status).toBe(200)
+      await soon(first!, { name: "Ada", permissions: ["signin"] })
+    } finally {
+      await stop(first!)
+      await stop(second!)
+    }
+  })
+
   it("through a database outage: 503 with Retry-After meanwhile, then answers again", { timeout: 180_000 }, async () => {
     const target = new URL(database.url)
     const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })

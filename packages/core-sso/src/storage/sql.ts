@@ -692,9 +692,9 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
 })
 
 /** How often a copy checks that it hears its own notifications (while it does, and until it does), and how long an echo may take. */
-const PROBE_INTERVAL = Duration.seconds(2)
+const PROBE_INTERVAL = Duration.seconds(1)
 const PROBE_INTERVAL_UNHEARD = Duration.millis(100)
-const DEAF_AFTER = Duration.seconds(6)
+const DEAF_AFTER = Duration.seconds(3)
 
 /**
  * Listens for the changes of every copy while the store is open. The cache answers only while this copy hears its
