@@ -5,11 +5,18 @@ import { DatabaseNotifications, databaseLayer, describeDatabase } from "./databa
 import { Draining } from "./http/draining"
 import { httpHostLayer } from "./http/host"
 import { linkcheckSlot } from "./services/linkcheck"
-import { ssoSlot } from "./services/sso"
+import { ssoServiceLayer, ssoSlot } from "./services/sso"
+import { linkcheckAccessLayer } from "./http/serviceAccess"
 import type { ServiceSlot } from "./services/slot"
 
-/** Every service this server knows, whether this copy serves it or not. */
-export const allSlots = (config: ServerConfig): ReadonlyArray<ServiceSlot> => [ssoSlot(config), linkcheckSlot(config)]
+/**
+ * Every service this server knows, whether this copy serves it or not. The single sign-on's services are built once
+ * per copy that needs them: for its own routes and workers, and to check the callers of the other services' APIs.
+ */
+export const allSlots = (config: ServerConfig): ReadonlyArray<ServiceSlot> => {
+  const sso = ssoServiceLayer(config)
+  return [ssoSlot(config, sso), linkcheckSlot(config, linkcheckAccessLayer.pipe(Layer.provide(sso)))]
+}
 
 /** Every package's migrations, in dependency order: the job queue first, then each service's schema. */
 const migrateAll = (slots: ReadonlyArray<ServiceSlot>) =>

@@ -11,6 +11,14 @@ import { SqlClient } from "@effect/sql/SqlClient"
 import { startInProcessServer } from "./inProcessServer"
 import type { InProcessServer } from "./inProcessServer"
 import { startCli, stop, waitUntilReady } from "./serverProcess"
+import { linkcheckCallerBootstrap, linkcheckFetch } from "./linkcheckCaller"
+
+/** The link checking API's caller, ensured by each server these tests start. */
+let caller: Awaited<ReturnType<typeof linkcheckCallerBootstrap>>
+beforeAll(async () => {
+  caller = await linkcheckCallerBootstrap()
+})
+afterAll(() => caller?.remove())
 
 interface RawAnswer {
   readonly status: number
@@ -59,7 +67,7 @@ const postChunked = (url: string, path: string, totalBytes: number) =>
 describe("the HTTP host", () => {
   let server: InProcessServer
   beforeAll(async () => {
-    server = await startInProcessServer()
+    server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: caller.file })
   })
   afterAll(() => server?.close())
 
@@ -73,7 +81,7 @@ describe("the HTTP host", () => {
   })
 
   it("refuses a declared Content-Length over the limit without reading it", async () => {
-    const response = await fetch(`${server.url}/batch`, {
+    const response = await linkcheckFetch(`${server.url}/batch`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ uris: ["x".repeat(6 * 1024 * 1024)] })
@@ -90,7 +98,7 @@ describe("the HTTP host", () => {
       ["POST", "/healthcheck/ready", "GET, HEAD"]
     ] as const
     for (const [method, path, allow] of cases) {
-      const response = await fetch(`${server.url}${path}`, { method })
+      const response = await linkcheckFetch(`${server.url}${path}`, { method })
       expect({ method, path, status: response.status, allow: response.headers.get("allow") }).toEqual({
         method,
         path,
@@ -108,10 +116,10 @@ describe("the HTTP host", () => {
       fetch(`${server.url}/healthcheck/live`),
       fetch(`${server.url}/healthcheck/ready`),
       fetch(`${server.url}/no/such/path`),
-      fetch(`${server.url}/check`),
-      fetch(`${server.url}/batch/999`),
-      fetch(`${server.url}/batch`, { method: "POST", headers: { "content-type": "application/json" }, body: "{" }),
-      fetch(`${server.url}/batch`, { method: "PUT" })
+      linkcheckFetch(`${server.url}/check`),
+      linkcheckFetch(`${server.url}/batch/999`),
+      linkcheckFetch(`${server.url}/batch`, { method: "POST", headers: { "content-type": "application/json" }, body: "{" }),
+      linkcheckFetch(`${server.url}/batch`, { method: "PUT" })
     ])
     for (const answer of answers) {
       expect(answer.headers.get("content-type")).toBe("application/json; charset=utf-8")
@@ -140,12 +148,12 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("the HTTP host when
   }
 
   it("answers 503 with Retry-After while the database is unreachable, and normally once it is back", { timeout: 60_000 }, async () => {
-    const server = await startInProcessServer({ DATABASE_URL: throughProxy() })
+    const server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: caller.file, DATABASE_URL: throughProxy() })
     try {
-      expect((await fetch(`${server.url}/batch/1`)).status).toBe(404)
+      expect((await linkcheckFetch(`${server.url}/batch/1`)).status).toBe(404)
       await proxy.cut()
       for (const path of ["/batch/1", "/check?uri=mailto:a@example.org"]) {
-        const response = await fetch(`${server.url}${path}`)
+        const response = await linkcheckFetch(`${server.url}${path}`)
         expect(response.status).toBe(503)
         expect(response.headers.get("retry-after")).toBe("5")
         expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8")
@@ -159,7 +167,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("the HTTP host when
       const deadline = Date.now() + 20_000
       let status = 0
       while (Date.now() < deadline && status !== 404) {
-        status = (await fetch(`${server.url}/batch/1`)).status
+        status = (await linkcheckFetch(`${server.url}/batch/1`)).status
         if (status !== 404) await new Promise((resolve) => setTimeout(resolve, 200))
       }
       expect(status).toBe(404)
@@ -171,7 +179,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("the HTTP host when
 
   it("answers any other failure with 500, the envelope and a request id that the error log names", { timeout: 60_000 }, async () => {
     const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "civicstack-host-"))
-    const server = await startCli(["serve"], { DATABASE_URL: database.url, DATA_DIR: dataDir })
+    const server = await startCli(["serve"], { CIVICSTACK_BOOTSTRAP: caller.file, DATABASE_URL: database.url, DATA_DIR: dataDir })
     try {
       await waitUntilReady(server)
       await Effect.runPromise(
@@ -179,7 +187,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("the HTTP host when
           Effect.provide(testPool(database.url))
         )
       )
-      const response = await fetch(`${server.url}/batch`, {
+      const response = await linkcheckFetch(`${server.url}/batch`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ uris: ["mailto:a@example.org"] })

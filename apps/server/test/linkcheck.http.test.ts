@@ -5,22 +5,30 @@ import type { FixtureFleet } from "../../../packages/core-linkcheck/test/fixture
 import { count, startInProcessServer } from "./inProcessServer"
 import type { InProcessServer } from "./inProcessServer"
 import { startWebhookReceiver } from "../../../packages/core-linkcheck/test/fixtures/webhookReceiver"
+import { LINKCHECK_TOKEN, linkcheckCallerBootstrap, linkcheckFetch, NO_SIGNIN_TOKEN } from "./linkcheckCaller"
+
+/** The link checking API's caller, ensured by each server these tests start. */
+let caller: Awaited<ReturnType<typeof linkcheckCallerBootstrap>>
+beforeAll(async () => {
+  caller = await linkcheckCallerBootstrap()
+})
+afterAll(() => caller?.remove())
 
 let server: InProcessServer
 let fleet: FixtureFleet
 
 beforeAll(async () => {
   fleet = await startFixtureFleet()
-  server = await startInProcessServer({ LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true" })
+  server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: caller.file, LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true" })
 })
 afterAll(async () => {
   await server?.close()
   await fleet?.close()
 })
 
-const get = (path: string) => fetch(`${server.url}${path}`)
+const get = (path: string) => linkcheckFetch(`${server.url}${path}`)
 const postBatch = (body: string, contentType = "application/json") =>
-  fetch(`${server.url}/batch`, { method: "POST", headers: { "content-type": contentType }, body })
+  linkcheckFetch(`${server.url}/batch`, { method: "POST", headers: { "content-type": contentType }, body })
 // Reports are checked field by field below; `any` keeps those assertions readable.
 const json = (response: Response): Promise<any> => response.json()
 const checkQuery = (params: Record<string, string>) => `/check?${new URLSearchParams(params)}`
@@ -62,6 +70,39 @@ const pollBatch = async (id: number, timeoutMs = 20_000) => {
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
+
+describe("who may call the API: a bearer token of a user with signin on link-checker-api", () => {
+  const batchBody = JSON.stringify({ uris: ["https://example.org/guarded-batch"] })
+  const asked = (authorization: string | undefined) => {
+    const headers: Record<string, string> = authorization === undefined ? {} : { authorization }
+    return [
+      fetch(`${server.url}${checkQuery({ uri: "https://example.org/guarded" })}`, { headers }),
+      fetch(`${server.url}/batch`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: batchBody }),
+      fetch(`${server.url}/batch/1`, { headers })
+    ]
+  }
+
+  it("refuses a request without a usable token with 401, a challenge and the envelope, and changes nothing", async () => {
+    const before = await rowCounts()
+    for (const authorization of [undefined, "Bearer", `Bearer ${"0".repeat(32)}`, `Basic ${LINKCHECK_TOKEN}`, LINKCHECK_TOKEN]) {
+      for (const response of await Promise.all(asked(authorization))) {
+        expect(response.headers.get("www-authenticate")).toContain("Bearer")
+        await expectEnvelope(response, 401, "")
+      }
+    }
+    expect(await rowCounts()).toEqual(before)
+  })
+
+  it("refuses a user without signin on link-checker-api with 403, and lets the health checks through without a token", async () => {
+    const before = await rowCounts()
+    for (const response of await Promise.all(asked(`Bearer ${NO_SIGNIN_TOKEN}`))) {
+      await expectEnvelope(response, 403, "signin")
+    }
+    expect(await rowCounts()).toEqual(before)
+    expect((await fetch(`${server.url}/healthcheck/live`)).status).toBe(200)
+    expect((await fetch(`${server.url}/healthcheck/ready`)).status).toBe(200)
+  })
+})
 
 describe("GET /check", () => {
   it("checks synchronously, answering the report with its keys in order as application/json; charset=utf-8", async () => {

@@ -10,6 +10,14 @@ import { createTestDatabase } from "../../../test-support/postgres"
 import { startTcpProxy } from "../../../test-support/tcpProxy"
 import { startCli, stop, waitUntilReady } from "./serverProcess"
 import type { ServerProcess } from "./serverProcess"
+import { linkcheckCallerBootstrap, linkcheckFetch } from "./linkcheckCaller"
+
+/** The link checking API's caller, ensured by each server these tests start. */
+let caller: Awaited<ReturnType<typeof linkcheckCallerBootstrap>>
+beforeAll(async () => {
+  caller = await linkcheckCallerBootstrap()
+})
+afterAll(() => caller?.remove())
 
 /**
  * The link checking service as operators meet it: real server processes killed, stopped and cut off from their
@@ -31,6 +39,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const serve = async (env: Record<string, string>) => {
   const server = await startCli(["serve"], {
+    CIVICSTACK_BOOTSTRAP: caller.file,
     LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true",
     LINKCHECK_CONCURRENCY: "8",
     LINKCHECK_PER_HOST_CONCURRENCY: "8",
@@ -42,7 +51,7 @@ const serve = async (env: Record<string, string>) => {
 }
 
 const postBatch = async (server: ServerProcess, body: Record<string, unknown>) => {
-  const response = await fetch(`${server.url}/batch`, {
+  const response = await linkcheckFetch(`${server.url}/batch`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body)
@@ -57,7 +66,7 @@ interface BatchState {
 }
 
 const batchOf = async (server: ServerProcess, id: number) =>
-  (await (await fetch(`${server.url}/batch/${id}`)).json()) as BatchState
+  (await (await linkcheckFetch(`${server.url}/batch/${id}`)).json()) as BatchState
 
 const waitForCompletion = async (server: ServerProcess, id: number, timeoutMs: number) => {
   const deadline = Date.now() + timeoutMs
@@ -171,7 +180,7 @@ describe("link checking on the embedded database, as operators meet it", () => {
         ["/batch", { method: "DELETE" }]
       ]
       for (const [path, init] of hostile) {
-        const response = await fetch(`${server.url}${path}`, init)
+        const response = await linkcheckFetch(`${server.url}${path}`, init)
         const body = await response.text()
         expect({ path, status: response.status >= 400 && response.status < 500 }).toEqual({ path, status: true })
         expect((JSON.parse(body) as { error?: unknown }).error).toEqual(expect.any(String))
@@ -230,7 +239,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("link checking on P
       await untilRequested(links, 20)
       await proxy.cut()
       await pause(1000)
-      const duringOutage = await fetch(`${server.url}/batch/${id}`)
+      const duringOutage = await linkcheckFetch(`${server.url}/batch/${id}`)
       expect(duringOutage.status).toBe(503)
       expect(duringOutage.headers.get("retry-after")).toBe("5")
       expect((await fetch(`${server.url}/healthcheck/ready`)).status).toBe(503)

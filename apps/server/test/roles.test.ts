@@ -5,6 +5,14 @@ import { startFixtureFleet } from "../../../packages/core-linkcheck/test/fixture
 import type { FixtureFleet } from "../../../packages/core-linkcheck/test/fixtures/fleet"
 import { startInProcessServer } from "./inProcessServer"
 import type { InProcessServer } from "./inProcessServer"
+import { linkcheckCallerBootstrap, linkcheckFetch } from "./linkcheckCaller"
+
+/** The link checking API's caller, ensured by each server these tests start. */
+let caller: Awaited<ReturnType<typeof linkcheckCallerBootstrap>>
+beforeAll(async () => {
+  caller = await linkcheckCallerBootstrap()
+})
+afterAll(() => caller?.remove())
 
 let fleet: FixtureFleet
 beforeAll(async () => {
@@ -13,10 +21,10 @@ beforeAll(async () => {
 afterAll(() => fleet?.close())
 
 const batchStatus = async (server: InProcessServer, id: number) =>
-  ((await (await fetch(`${server.url}/batch/${id}`)).json()) as { status: string }).status
+  ((await (await linkcheckFetch(`${server.url}/batch/${id}`)).json()) as { status: string }).status
 
 const postBatch = async (server: InProcessServer, uris: ReadonlyArray<string>) => {
-  const response = await fetch(`${server.url}/batch`, {
+  const response = await linkcheckFetch(`${server.url}/batch`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ uris })
@@ -27,10 +35,10 @@ const postBatch = async (server: InProcessServer, uris: ReadonlyArray<string>) =
 
 describe("RUN picks what a copy does", () => {
   it("a workers-only copy answers its health checks but serves no service routes", async () => {
-    const server = await startInProcessServer({ RUN: "workers" })
+    const server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: caller.file, RUN: "workers" })
     try {
       expect((await fetch(`${server.url}/healthcheck/ready`)).status).toBe(200)
-      const check = await fetch(`${server.url}/check?uri=mailto:a@example.org`)
+      const check = await linkcheckFetch(`${server.url}/check?uri=mailto:a@example.org`)
       expect(check.status).toBe(404)
       expect(await check.json()).toEqual({ error: "Not Found" })
     } finally {
@@ -39,7 +47,7 @@ describe("RUN picks what a copy does", () => {
   })
 
   it("readiness shows the link checking backlog: pending checks, those being checked and the oldest one's age", async () => {
-    const server = await startInProcessServer({ RUN: "web", LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true" })
+    const server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: caller.file, RUN: "web", LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true" })
     const readiness = async () =>
       ((await (await fetch(`${server.url}/healthcheck/ready`)).json()) as { services: Record<string, unknown> }).services
     try {
@@ -47,7 +55,7 @@ describe("RUN picks what a copy does", () => {
         linkcheck: { pending_checks: 0, claimed_checks: 0, oldest_claim_age_seconds: null }
       })
       await postBatch(server, [`${fleet.http}/ok?backlog=1`, `${fleet.http}/ok?backlog=2`])
-      const slow = fetch(`${server.url}/check?${new URLSearchParams({ uri: `${fleet.http}/slow?ms=1500&backlog`, synchronous: "true" })}`)
+      const slow = linkcheckFetch(`${server.url}/check?${new URLSearchParams({ uri: `${fleet.http}/slow?ms=1500&backlog`, synchronous: "true" })}`)
       await new Promise((resolve) => setTimeout(resolve, 300))
       expect(await readiness()).toEqual({
         linkcheck: { pending_checks: 3, claimed_checks: 1, oldest_claim_age_seconds: expect.any(Number) }
@@ -59,9 +67,9 @@ describe("RUN picks what a copy does", () => {
   })
 
   it("a copy without a service in SERVICES does not serve its routes", async () => {
-    const server = await startInProcessServer({ SERVICES: "sso" })
+    const server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: caller.file, SERVICES: "sso" })
     try {
-      expect((await fetch(`${server.url}/batch/1`)).status).toBe(404)
+      expect((await linkcheckFetch(`${server.url}/batch/1`)).status).toBe(404)
     } finally {
       await server.close()
     }
@@ -77,7 +85,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("web and worker cop
 
   it("a web-only copy stores batches and a workers-only copy checks them", { timeout: 60_000 }, async () => {
     const env = { DATABASE_URL: database.url, LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true" }
-    const web = await startInProcessServer({ ...env, RUN: "web" })
+    const web = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: caller.file, ...env, RUN: "web" })
     let workers: InProcessServer | undefined
     try {
       const id = await postBatch(web, [`${fleet.http}/ok?roles=1`, `${fleet.http}/status/404?roles=1`])
@@ -85,12 +93,12 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("web and worker cop
       expect(await batchStatus(web, id)).toBe("in_progress")
       expect(fleet.requestCount("/ok?roles=1")).toBe(0)
 
-      workers = await startInProcessServer({ ...env, RUN: "workers" })
+      workers = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: caller.file, ...env, RUN: "workers" })
       const deadline = Date.now() + 30_000
       while ((await batchStatus(web, id)) !== "completed" && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 100))
       }
-      const report = (await (await fetch(`${web.url}/batch/${id}`)).json()) as { totals: unknown }
+      const report = (await (await linkcheckFetch(`${web.url}/batch/${id}`)).json()) as { totals: unknown }
       expect(report.totals).toMatchObject({ links: 2, ok: 1, broken: 1, pending: 0 })
       expect(fleet.requestCount("/ok?roles=1")).toBe(1)
     } finally {

@@ -86,7 +86,7 @@ const measure = (input: CivicstackRunInput, identity: RunIdentity) =>
     const label = `run ${input.run}, civicstack on ${input.backend}`
     const webhook = yield* input.receiver.expectWebhook(`run-${input.run}-${input.backend}`)
     const secret = crypto.randomUUID()
-    const client = yield* makeLinkcheckClient({ baseUrl: server.url })
+    const client = yield* makeLinkcheckClient({ baseUrl: server.url, bearerToken: server.token })
     const uris = input.links.map((link) => linkUri(link, input.fleet.port))
     const databaseCpu = database._tag === "Postgres"
       ? backendsCpu(database.url, input.databaseUrl)

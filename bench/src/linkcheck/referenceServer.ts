@@ -1,4 +1,6 @@
-import { existsSync } from "node:fs"
+import { randomBytes } from "node:crypto"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { Command, type CommandExecutor, HttpClient } from "@effect/platform"
 import { Effect, Schedule, type Scope } from "effect"
 import { createRequire } from "node:module"
@@ -18,6 +20,8 @@ export type ServerDatabase =
 export interface ReferenceServer {
   readonly url: string
   readonly pid: number
+  /** An API token of a user with `signin` on `link-checker-api`, ensured by the server's bootstrap file. */
+  readonly token: string
   /** Fails if the server exits before the scope closes. */
   readonly exited: Effect.Effect<never, BenchError>
 }
@@ -57,6 +61,20 @@ const stop = (child: CommandExecutor.Process) =>
  * Starts the reference server from its sources in a child process, as `npm start` does, serving link checking
  * only, with the given database and concurrency limits; resolves once it answers ready. Stopped with the scope.
  */
+/** A bootstrap file giving the bench's caller its token, removed with the scope. */
+const callerBootstrap = (token: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const directory = mkdtempSync(join(tmpdir(), "civicstack-bench-linkcheck-"))
+      writeFileSync(join(directory, "bootstrap.json"), JSON.stringify({
+        users: [{ email: "bench@bench.example", name: "Bench", api_user: true, permissions: { "link-checker-api": ["signin"] } }],
+        api_tokens: [{ user: "bench@bench.example", application: "link-checker-api", token }]
+      }))
+      return directory
+    }),
+    (directory) => Effect.sync(() => rmSync(directory, { recursive: true, force: true }))
+  ).pipe(Effect.map((directory) => join(directory, "bootstrap.json")))
+
 export const startReferenceServer = (
   database: ServerDatabase,
   limits: Limits
@@ -64,7 +82,10 @@ export const startReferenceServer = (
   Effect.gen(function*() {
     const port = yield* freePort
     const url = `http://127.0.0.1:${port}`
+    const token = randomBytes(16).toString("hex")
+    const bootstrapFile = yield* callerBootstrap(token)
     const env = {
+      CIVICSTACK_BOOTSTRAP: bootstrapFile,
       PATH: process.env.PATH ?? "",
       HOST: "127.0.0.1",
       PORT: String(port),
@@ -105,5 +126,5 @@ export const startReferenceServer = (
     yield* Effect.addFinalizer(() => stop(child))
     const output = yield* followOutput(child, "server")
     yield* awaitReady(url, output).pipe(Effect.mapError(failWith("the reference server did not become ready")))
-    return { url, pid: child.pid, exited: output.exited }
+    return { url, pid: child.pid, token, exited: output.exited }
   })

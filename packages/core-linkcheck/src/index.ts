@@ -3,6 +3,7 @@ export type { BatchRecord, CheckPriority, CheckResult, LinkStatus, Webhook } fro
 export type { Batch, BatchTotals, Link } from "./domain/reports"
 export { SIGNATURE_HEADER, signWebhookBody } from "./domain/signature"
 export { linkcheckHandlers } from "./http/handlers"
+export { layerOpenAccess } from "./http/openAccess"
 export { layerMemory, layerSql, workers } from "./layers"
 export { migrate } from "./migrations/index"
 export type { LinkcheckParts } from "./services/LinkcheckParts"

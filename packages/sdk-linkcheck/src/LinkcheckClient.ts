@@ -3,23 +3,34 @@ import {
   type BatchReport,
   CheckParams,
   CreateBatchBody,
+  type Forbidden,
   type InvalidRequest,
   LinkcheckApi,
   type LinkReport,
-  type Priority
+  type Priority,
+  type Unauthenticated
 } from "@civicstack/core-linkcheck/api"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
-import { Context, Duration, Effect, Layer, ParseResult, Schedule, Schema } from "effect"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import { Context, Duration, Effect, Layer, ParseResult, Redacted, Schedule, Schema } from "effect"
 import { LinkcheckClientError, WaitTimeout } from "./errors"
 import { invalidRequestFromIssues, invalidRequestFromParseError } from "./invalidRequest"
 
 export interface LinkcheckClientOptions {
   /** Where the link checking API is served, e.g. `https://links.example.org` (a path prefix is kept). */
   readonly baseUrl: string | URL
+  /**
+   * Sent as `Authorization: Bearer <token>`: an API token of the single sign-on whose user has `signin` on
+   * `link-checker-api`. Without one the service answers `Unauthenticated`, unless its host lets every caller in.
+   */
+  readonly bearerToken?: string | Redacted.Redacted<string> | undefined
 }
+
+/** The service refused the caller: no or a bad token (`Unauthenticated`, 401), or no permission (`Forbidden`, 403). */
+export type AccessRefused = Unauthenticated | Forbidden
 
 export interface CheckOptions {
   /** Seconds into the past in which a stored check is still good; 0 forces a new check. The service's default is 14400. */
@@ -53,17 +64,17 @@ export interface LinkcheckClientService {
   readonly check: (
     uri: string,
     options?: CheckOptions
-  ) => Effect.Effect<LinkReport, InvalidRequest | LinkcheckClientError>
+  ) => Effect.Effect<LinkReport, InvalidRequest | AccessRefused | LinkcheckClientError>
   readonly createBatch: (
     uris: ReadonlyArray<string>,
     options?: CreateBatchOptions
-  ) => Effect.Effect<CreatedBatchReport, InvalidRequest | LinkcheckClientError>
-  readonly getBatch: (id: number) => Effect.Effect<BatchReport, BatchNotFound | LinkcheckClientError>
+  ) => Effect.Effect<CreatedBatchReport, InvalidRequest | AccessRefused | LinkcheckClientError>
+  readonly getBatch: (id: number) => Effect.Effect<BatchReport, BatchNotFound | AccessRefused | LinkcheckClientError>
   /** Reads the batch until it is completed, first at once and then every `pollInterval`. */
   readonly waitForBatch: (
     id: number,
     options?: WaitForBatchOptions
-  ) => Effect.Effect<BatchReport, BatchNotFound | LinkcheckClientError | WaitTimeout>
+  ) => Effect.Effect<BatchReport, BatchNotFound | AccessRefused | LinkcheckClientError | WaitTimeout>
 }
 
 const DEFAULT_POLL_INTERVAL: Duration.DurationInput = "2 seconds"
@@ -122,7 +133,13 @@ export const makeLinkcheckClient = (
   options: LinkcheckClientOptions
 ): Effect.Effect<LinkcheckClientService, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
-    const api = yield* HttpApiClient.make(LinkcheckApi, { baseUrl: options.baseUrl })
+    const token = options.bearerToken
+    const api = yield* HttpApiClient.make(LinkcheckApi, {
+      baseUrl: options.baseUrl,
+      ...(token === undefined
+        ? {}
+        : { transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.isRedacted(token) ? token : Redacted.make(token))) })
+    })
 
     const check: LinkcheckClientService["check"] = (uri, checkOptions = {}) =>
       decodeRequest(CheckParams, {

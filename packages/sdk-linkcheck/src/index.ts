@@ -4,15 +4,18 @@ export {
   BatchStatus,
   BatchTotals,
   DEFAULT_CHECKED_WITHIN_SECONDS,
+  Forbidden,
   InvalidRequest,
   LinkcheckApi,
   LinkReport,
   LinkStatus,
   MAX_BATCH_SIZE,
-  Priority
+  Priority,
+  Unauthenticated
 } from "@civicstack/core-linkcheck/api"
 export { InvalidWebhookBody, LinkcheckClientError, WaitTimeout } from "./errors"
 export {
+  type AccessRefused,
   type CheckOptions,
   type CreateBatchOptions,
   type CreatedBatchReport,

@@ -13,13 +13,15 @@ import {
 export interface CreateLinkcheckClientOptions {
   /** Where the link checking API is served, e.g. `https://links.example.org`. */
   readonly baseUrl: string | URL
+  /** An API token of the single sign-on whose user has `signin` on `link-checker-api`, sent as a bearer token. */
+  readonly bearerToken?: string | undefined
   /** Used instead of the global `fetch` (for proxies, tests, or runtimes that bring their own). */
   readonly fetch?: typeof fetch | undefined
 }
 
 /**
  * The link checking API with Promises. A rejected call throws the same error classes as the Effect client
- * (`InvalidRequest`, `BatchNotFound`, `LinkcheckClientError`, `WaitTimeout`), so `instanceof` works.
+ * (`InvalidRequest`, `BatchNotFound`, `Unauthenticated`, `Forbidden`, `LinkcheckClientError`, `WaitTimeout`), so `instanceof` works.
  * Each client holds a small Effect runtime: make one per service address and `close()` it when done.
  */
 export interface LinkcheckPromiseClient {
@@ -36,7 +38,7 @@ export const createLinkcheckClient = (options: CreateLinkcheckClientOptions): Li
     ? FetchHttpClient.layer
     : FetchHttpClient.layer.pipe(Layer.provide(Layer.succeed(FetchHttpClient.Fetch, options.fetch)))
   const runtime = ManagedRuntime.make(
-    LinkcheckClient.layer({ baseUrl: options.baseUrl }).pipe(Layer.provide(httpClient))
+    LinkcheckClient.layer({ baseUrl: options.baseUrl, bearerToken: options.bearerToken }).pipe(Layer.provide(httpClient))
   )
 
   const closing = new AbortController()

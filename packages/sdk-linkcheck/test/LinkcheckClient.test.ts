@@ -14,6 +14,7 @@ import {
   CACHED_PREFIX,
   CHECKED_AT,
   CRASHING_URI,
+  FAKE_TOKEN,
   FakeLinkcheck,
   FakeLinkcheckServer,
   NEVER_COMPLETING_URI,
@@ -24,7 +25,7 @@ import {
 } from "./support/fakeLinkcheckServer"
 
 const ClientOfFakeServer = Layer.unwrapEffect(
-  Effect.map(serverUrl, (baseUrl) => LinkcheckClient.layer({ baseUrl }))
+  Effect.map(serverUrl, (baseUrl) => LinkcheckClient.layer({ baseUrl, bearerToken: FAKE_TOKEN }))
 ).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
 const TestEnvironment = ClientOfFakeServer.pipe(Layer.provideMerge(FakeLinkcheckServer))

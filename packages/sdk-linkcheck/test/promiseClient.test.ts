@@ -3,9 +3,11 @@ import { ManagedRuntime } from "effect"
 import {
   BatchNotFound,
   createLinkcheckClient,
+  Forbidden,
   InvalidRequest,
   type LinkcheckPromiseClient,
   LinkcheckClientError,
+  Unauthenticated,
   WaitTimeout
 } from "../src"
 import {
@@ -15,6 +17,8 @@ import {
   FakeLinkcheckServer,
   NEVER_COMPLETING_URI,
   READS_IN_PROGRESS,
+  FAKE_TOKEN,
+  FORBIDDEN_TOKEN,
   REFUSED_URI,
   serverUrl
 } from "./support/fakeLinkcheckServer"
@@ -24,7 +28,7 @@ describe("createLinkcheckClient against a server of the same contract", () => {
   const readsOf = (id: number) => server.runPromise(FakeLinkcheck.use((fake) => fake.readsOf(id)))
   let client: LinkcheckPromiseClient
   beforeAll(async () => {
-    client = createLinkcheckClient({ baseUrl: await server.runPromise(serverUrl) })
+    client = createLinkcheckClient({ baseUrl: await server.runPromise(serverUrl), bearerToken: FAKE_TOKEN })
   })
   afterAll(async () => {
     await client.close()
@@ -41,6 +45,21 @@ describe("createLinkcheckClient against a server of the same contract", () => {
     await expect(refused).rejects.toBeInstanceOf(InvalidRequest)
     await expect(refused).rejects.toMatchObject({ _tag: "InvalidRequest", error: "uri: is refused by this service" })
     await expect(client.createBatch([])).rejects.toBeInstanceOf(InvalidRequest)
+  })
+
+  it("sends its bearer token; without one, or with one the service refuses, it rejects with Unauthenticated or Forbidden", async () => {
+    const baseUrl = await server.runPromise(serverUrl)
+    const anonymous = createLinkcheckClient({ baseUrl })
+    const wrong = createLinkcheckClient({ baseUrl, bearerToken: "not-a-known-token" })
+    const forbidden = createLinkcheckClient({ baseUrl, bearerToken: FORBIDDEN_TOKEN })
+    try {
+      await expect(anonymous.check("https://example.org/a")).rejects.toBeInstanceOf(Unauthenticated)
+      await expect(wrong.createBatch(["https://example.org/a"])).rejects.toBeInstanceOf(Unauthenticated)
+      await expect(forbidden.getBatch(1)).rejects.toBeInstanceOf(Forbidden)
+      await expect(forbidden.getBatch(1)).rejects.toMatchObject({ error: "No signin permission on link-checker-api" })
+    } finally {
+      await Promise.all([anonymous.close(), wrong.close(), forbidden.close()])
+    }
   })
 
   it("creates batches, telling 201 from 202", async () => {

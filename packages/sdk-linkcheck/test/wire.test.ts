@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { ManagedRuntime } from "effect"
-import { CACHED_PREFIX, FakeLinkcheckServer, REFUSED_URI, serverUrl } from "./support/fakeLinkcheckServer"
+import { CACHED_PREFIX, FAKE_TOKEN, FakeLinkcheckServer, FORBIDDEN_TOKEN, REFUSED_URI, serverUrl } from "./support/fakeLinkcheckServer"
+
+const asCaller = { authorization: `Bearer ${FAKE_TOKEN}` }
 
 interface WireBatch {
   readonly status: string
@@ -21,9 +23,17 @@ describe("the link checking contract on the wire", () => {
   const postBatch = (uris: ReadonlyArray<string>) =>
     fetch(`${baseUrl}/batch`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { ...asCaller, "content-type": "application/json" },
       body: JSON.stringify({ uris })
     })
+
+  it("answers 401 with the envelope without a token, and 403 for a user the service refuses", async () => {
+    const anonymous = await fetch(`${baseUrl}/batch/1`)
+    expect(anonymous.status).toBe(401)
+    expect(await anonymous.json()).toEqual({ error: "A valid bearer token is required" })
+    const forbidden = await fetch(`${baseUrl}/batch/1`, { headers: { authorization: `Bearer ${FORBIDDEN_TOKEN}` } })
+    expect(forbidden.status).toBe(403)
+  })
 
   it("answers 201 for a batch completed at once, with the report's keys in order and no marker", async () => {
     const response = await postBatch([`${CACHED_PREFIX}wire`])
@@ -57,13 +67,13 @@ describe("the link checking contract on the wire", () => {
   })
 
   it("answers 404 with the error envelope for an unknown batch", async () => {
-    const response = await fetch(`${baseUrl}/batch/987654`)
+    const response = await fetch(`${baseUrl}/batch/987654`, { headers: asCaller })
     expect(response.status).toBe(404)
     expect(await response.text()).toBe(`{"error":"Not Found"}`)
   })
 
   it("answers 400 with the error envelope for a refused request", async () => {
-    const response = await fetch(`${baseUrl}/check?uri=${encodeURIComponent(REFUSED_URI)}`)
+    const response = await fetch(`${baseUrl}/check?uri=${encodeURIComponent(REFUSED_URI)}`, { headers: asCaller })
     expect(response.status).toBe(400)
     expect(await response.json()).toEqual({ error: "uri: is refused by this service", details: { uri: "is refused" } })
   })

@@ -61,8 +61,11 @@ const announce = (config: ServerConfig, heading: string, secrets: ReadonlyArray<
     yield* Effect.logInfo(heading).pipe(Effect.annotateLogs({ file, secrets: secrets.map(({ what }) => what) }))
   })
 
-/** The single sign-on of this copy: one service layer shared by its routes and its setup. */
-export const ssoSlot = (config: ServerConfig): ServiceSlot => {
+/**
+ * The single sign-on's services over this copy's database: one layer, shared by the SSO's routes, workers and setup
+ * and by the other services' access checks.
+ */
+export const ssoServiceLayer = (config: ServerConfig) => {
   const settings = {
     ...config.sso,
     issuer: config.publicSiteUrl.replace(/\/+$/, ""),
@@ -70,9 +73,13 @@ export const ssoSlot = (config: ServerConfig): ServiceSlot => {
     production: config.production,
     shutdownGracePeriod: Duration.seconds(config.shutdownGraceSeconds)
   }
-  const service = Layer.unwrapEffect(
+  return Layer.unwrapEffect(
     Effect.map(DatabaseNotifications, ({ listen }) => Sso.layerSql(settings, { listen }))
   )
+}
+
+/** The single sign-on of this copy, over the service layer of `ssoServiceLayer`. */
+export const ssoSlot = (config: ServerConfig, service: ReturnType<typeof ssoServiceLayer>): ServiceSlot => {
   const prepare = Effect.gen(function*() {
     if (Option.isSome(config.bootstrapFile)) {
       const document = yield* readBootstrap(config.bootstrapFile.value)

@@ -3,6 +3,8 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Schema } from "effect"
+import type { Forbidden, Unauthenticated } from "./access"
+import { LinkcheckAccess } from "./access"
 import { BatchNotFoundResponse, InvalidRequestResponse } from "./errors"
 import type { BatchNotFound, InvalidRequest } from "./errors"
 
@@ -10,7 +12,7 @@ import type { BatchNotFound, InvalidRequest } from "./errors"
  * The errors the endpoints declare. Also gives declaration files a local name for each, which the SDK's bundled
  * declarations need: otherwise they are named through a path that does not exist once bundled.
  */
-export type LinkcheckError = InvalidRequest | BatchNotFound
+export type LinkcheckError = InvalidRequest | BatchNotFound | Unauthenticated | Forbidden
 import { BatchReport, LinkReport } from "./reports"
 import { CheckParams, CreateBatchBody } from "./requests"
 
@@ -49,6 +51,7 @@ export class LinkcheckGroup extends HttpApiGroup.make("linkcheck")
       .addSuccess(BatchReport.pipe(HttpApiSchema.withEncoding(JsonUtf8)))
       .addError(BatchNotFoundResponse)
   )
+  .middleware(LinkcheckAccess)
 {}
 
 /** The link checking API on its own, as client apps and the SDK see it. */

@@ -1,3 +1,4 @@
+export * from "./access"
 export * from "./errors"
 export * from "./LinkcheckApi"
 export * from "./reports"

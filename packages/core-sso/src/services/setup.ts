@@ -115,6 +115,11 @@ export const applyBootstrap = (document: BootstrapDocument) =>
     return yield* store.exclusively(Effect.gen(function*() {
       const secrets: Array<NewSecret> = []
       yield* directory.ensureApplication(ssoApplication(settings.issuer))
+      // the other services' applications always exist, so that a file can grant their permissions without listing them
+      const listed = new Set(document.applications.map((application) => application.name))
+      for (const name of SERVICE_APPLICATIONS.filter((name) => !listed.has(name))) {
+        yield* directory.ensureApplication({ name, homeUri: settings.issuer, redirectUris: [] })
+      }
       for (const application of document.applications) {
         const { created } = yield* directory.ensureApplication({
           name: application.name,

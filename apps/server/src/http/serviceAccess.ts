@@ -1,0 +1,40 @@
+import { Forbidden, LINKCHECK_APPLICATION, LinkcheckAccess, Unauthenticated } from "@civicstack/core-linkcheck/api"
+import * as Sso from "@civicstack/core-sso"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Effect, Layer } from "effect"
+
+/** RFC 6750's challenge on a 401, which the declared error cannot carry. */
+const challengeBearer = HttpApp.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(HttpServerResponse.setHeader(response, "www-authenticate", `Bearer realm="civicstack", error="invalid_token"`))
+)
+
+/**
+ * Checks the caller of a service's API in-process, with the single sign-on on the same database: a bearer token of a
+ * user with `signin` on `application` passes; anything else is refused with 401 or 403. The raw header is read, since
+ * the platform's bearer security does not check the scheme.
+ */
+const callerOf = (application: string) =>
+  Effect.gen(function*() {
+    const oauth = yield* Sso.OAuthServer
+    return Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const caller = yield* oauth.caller(request.headers["authorization"], application).pipe(
+        Effect.catchTags({
+          InvalidToken: (refusal) =>
+            Effect.zipRight(challengeBearer, Effect.fail(new Unauthenticated({ error: refusal.error_description }))),
+          // the host answers 503 while the database cannot be reached
+          StoreError: Effect.die
+        })
+      )
+      if (!caller.permissions.includes(Sso.SIGNIN)) {
+        return yield* new Forbidden({ error: `The user may not use this API: no signin permission on ${application}` })
+      }
+    })
+  })
+
+export const linkcheckAccessLayer: Layer.Layer<LinkcheckAccess, never, Sso.OAuthServer> = Layer.effect(
+  LinkcheckAccess,
+  Effect.map(callerOf(LINKCHECK_APPLICATION), (check) => ({ bearer: () => check }))
+)

@@ -1,0 +1,27 @@
+import { writeBootstrap } from "./sso/bootstrap"
+
+/** An API token of a user with `signin` on `link-checker-api`, ensured by `linkcheckCallerBootstrap`. */
+export const LINKCHECK_TOKEN = "1c1c1c1c1c1c1c1c2d2d2d2d2d2d2d2d"
+
+/** A token of a user the SSO knows who has no `signin` on `link-checker-api`: refused with 403. */
+export const NO_SIGNIN_TOKEN = "3e3e3e3e3e3e3e3e4f4f4f4f4f4f4f4f"
+
+/** The header every request to the link checking API carries. */
+export const asLinkcheckCaller = { authorization: `Bearer ${LINKCHECK_TOKEN}` } as const
+
+/** A bootstrap file with the link checking API's caller; pass its `file` as `CIVICSTACK_BOOTSTRAP`. */
+export const linkcheckCallerBootstrap = () =>
+  writeBootstrap({
+    users: [
+      { email: "links@example.com", name: "Link checks", api_user: true, permissions: { "link-checker-api": ["signin"] } },
+      { email: "nosignin@example.com", name: "No sign-in", api_user: true }
+    ],
+    api_tokens: [
+      { user: "links@example.com", application: "link-checker-api", token: LINKCHECK_TOKEN },
+      { user: "nosignin@example.com", application: "link-checker-api", token: NO_SIGNIN_TOKEN }
+    ]
+  })
+
+/** `fetch` as the link checking API's caller: with `asLinkcheckCaller`'s token unless `init` sends its own. */
+export const linkcheckFetch = (url: string, init: RequestInit = {}) =>
+  fetch(url, { ...init, headers: { ...asLinkcheckCaller, ...(init.headers as Record<string, string> | undefined) } })
