@@ -1,0 +1,7 @@
+export * from "./AlertsApi"
+export * from "./criteria"
+export * from "./errors"
+export * from "./records"
+export * from "./requests"
+export * from "./subscriberListQuery"
+export * from "./text"
