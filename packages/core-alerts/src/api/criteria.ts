@@ -23,7 +23,10 @@ export const CriterionValue = Schema.Union(
   Schema.Struct({ all: Values }).annotations(oneKey)
 ).annotations({
   identifier: "CriterionValue",
-  message: () => "must be an array of strings, {\"any\": [strings]} or {\"all\": [strings]}"
+  message: () => ({
+    message: "must be a non-empty array of strings, {\"any\": [strings]} or {\"all\": [strings]}",
+    override: true
+  })
 })
 export type CriterionValue = typeof CriterionValue.Type
 
