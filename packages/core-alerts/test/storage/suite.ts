@@ -443,6 +443,68 @@ export const alertsStoreSuite = (name: string, backend: () => Layer.Layer<Alerts
       }))
     })
 
+    describe("at the same time", () => {
+      test("one list is created for criteria asked for together, and other lists of the title get their own slugs", Effect.gen(function*() {
+        const store = yield* AlertsStore
+        const same = yield* Effect.all(
+          Array.from({ length: 6 }, () => store.findOrCreateList({ title: "Tax", criteria: criteria({ tags: { format: ["a"] } }) })),
+          { concurrency: "unbounded" }
+        )
+        expect(new Set(same.map(({ list }) => list.id)).size).toBe(1)
+        expect(same.filter(({ created }) => created).length).toBe(1)
+
+        const others = yield* Effect.all(
+          ["b", "c", "d", "e"].map((format) =>
+            store.findOrCreateList({ title: "Tax", criteria: criteria({ tags: { format: [format] } }) })
+          ),
+          { concurrency: "unbounded" }
+        )
+        expect(others.map(({ list }) => list.slug).sort()).toEqual(["tax-2", "tax-3", "tax-4", "tax-5"])
+      }))
+
+      test("subscriptions asked for together leave one active per subscriber and list", Effect.gen(function*() {
+        const { list, store, subscriber } = yield* subscriberAndList
+        const frequencies = ["immediately", "daily", "weekly", "daily", "immediately", "weekly"] as const
+        yield* Effect.all(
+          frequencies.map((frequency) => store.subscribe(subscription(subscriber.id, list.id, { frequency }))),
+          { concurrency: "unbounded" }
+        )
+        expect((yield* store.activeSubscriptionsOf(subscriber.id)).length).toBe(1)
+      }))
+
+      test("ending a subscriber's last two subscriptions together deactivates the subscriber", Effect.gen(function*() {
+        const store = yield* AlertsStore
+        const { list } = yield* newList("Tax")
+        const { list: other } = yield* newList("Other")
+        const subscribers = yield* Effect.forEach(
+          Array.from({ length: 8 }, (_, index) => address(`subscriber-${index}@example.com`)),
+          store.createSubscriber
+        )
+        const subscriptions = yield* Effect.forEach(subscribers, (subscriber) =>
+          Effect.forEach([list, other], (each) =>
+            Effect.map(store.subscribe(subscription(subscriber.id, each.id)), (subscribed) => subscribed.subscription)))
+        const ended = yield* Effect.all(
+          subscriptions.flat().map((each) => store.endSubscription(each.id, "unsubscribed")),
+          { concurrency: "unbounded" }
+        )
+        expect(ended.filter((result) => Option.isSome(result) && result.value.subscriberDeactivated).length).toBe(8)
+        for (const subscriber of subscribers) {
+          expect(Option.map(yield* store.subscriberById(subscriber.id), (found) => found.deactivatedAt)).toEqual(Option.some(start))
+        }
+      }))
+
+      test("a content change sent twice together is recorded once", Effect.gen(function*() {
+        const store = yield* AlertsStore
+        const change = aNotification({ contentId: "c-1", basePath: "/tax", publicUpdatedAt: at(-60) })
+        const results = yield* Effect.all(
+          Array.from({ length: 4 }, () => Effect.either(store.insertNotification(change))),
+          { concurrency: "unbounded" }
+        )
+        expect(results.filter(Either.isRight).length).toBe(1)
+        expect(results.filter(Either.isLeft).map((result) => result.left._tag)).toEqual(Array(3).fill("DuplicateContentChange"))
+      }))
+    })
+
     describe("matching notifications to lists", () => {
       test("finds the lists whose criteria a notification meets", Effect.gen(function*() {
         const store = yield* AlertsStore
