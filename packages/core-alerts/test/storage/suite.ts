@@ -1,10 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
 import { Effect, Either, Option, TestClock } from "effect"
+import fc from "fast-check"
 import type { CriterionValue } from "../../src/api/index"
 import { keyedRecord } from "../../src/api/index"
 import { normaliseAddress } from "../../src/domain/address"
 import { normaliseListCriteria } from "../../src/domain/criteria"
+import { listMatches } from "../../src/domain/matching"
 import type { ListCriteriaInput } from "../../src/domain/criteria"
 import type { NotificationFacts } from "../../src/domain/matching"
 import type { NewNotification } from "../../src/domain/records"
@@ -18,6 +20,7 @@ const at = (seconds: number) => new Date(start.getTime() + seconds * 1000)
 const clockAt = (seconds: number) => TestClock.setTime(at(seconds).getTime())
 
 type Named<A> = Record<string, A>
+type ListCriteriaOf = ReturnType<typeof normaliseListCriteria>
 
 const criteria = (input: {
   readonly tags?: Named<CriterionValue>
@@ -84,6 +87,36 @@ const subscriberAndList = Effect.gen(function*() {
 
 const subscription = (subscriberId: number, subscriberListId: number, overrides: Partial<NewSubscription> = {}) =>
   ({ subscriberId, subscriberListId, frequency: "immediately", source: "user_signed_up", ...overrides }) as const
+
+const someOf = <A>(items: ReadonlyArray<A>) => fc.subarray([...items], { minLength: 1 })
+const criterionArbitrary = (values: ReadonlyArray<string>): fc.Arbitrary<CriterionValue> =>
+  fc.oneof(someOf(values), someOf(values).map((any) => ({ any })), someOf(values).map((all) => ({ all })))
+const namedArbitrary = <A>(names: ReadonlyArray<string>, value: fc.Arbitrary<A>) =>
+  fc.uniqueArray(fc.tuple(fc.constantFrom(...names), value), { selector: ([name]) => name, maxLength: 2 })
+const TAG_NAMES = ["format", "topics", "__proto__"]
+const TAG_VALUES = ["a", "b", "c"]
+const LINK_NAMES = ["taxon", "constructor"]
+const LINK_VALUES = ["t1", "t2"]
+
+/** Lists and notifications drawn from small alphabets, so that many of them meet. */
+const randomListCriteria = fc.record({
+  tags: namedArbitrary(TAG_NAMES, criterionArbitrary(TAG_VALUES)),
+  links: fc.oneof(fc.constant([]), namedArbitrary(LINK_NAMES, criterionArbitrary(LINK_VALUES))),
+  documentType: fc.constantFrom("", "guide"),
+  emailDocumentSupertype: fc.constantFrom("", "publications"),
+  governmentDocumentSupertype: fc.constantFrom("", "news"),
+  contentId: fc.constantFrom(null, "c-1")
+}).map(({ links, tags, ...fields }) =>
+  normaliseListCriteria({ ...fields, tags: keyedRecord(tags), links: keyedRecord(links) })
+)
+const randomFacts = fc.record({
+  tags: namedArbitrary(TAG_NAMES, fc.subarray(TAG_VALUES)),
+  links: namedArbitrary(LINK_NAMES, fc.subarray(LINK_VALUES)),
+  documentType: fc.constantFrom(null, "guide", "news"),
+  emailDocumentSupertype: fc.constantFrom(null, "publications"),
+  governmentDocumentSupertype: fc.constantFrom(null, "news"),
+  contentId: fc.constantFrom(null, "c-1", "c-2")
+}).map(({ links, tags, ...fields }): NotificationFacts => ({ ...fields, tags: new Map(tags), links: new Map(links) }))
 
 /** The behaviour every adapter of `AlertsStore` shares: run against memory, PGlite and PostgreSQL. */
 export const alertsStoreSuite = (name: string, backend: () => Layer.Layer<AlertsStore, unknown>) =>
@@ -540,6 +573,23 @@ export const alertsStoreSuite = (name: string, backend: () => Layer.Layer<Alerts
         expect(yield* matching({ governmentDocumentSupertype: "news-stories" })).toEqual([government])
         expect(yield* store.matchingListIds({ ...facts({}), tags: new Map([["__proto__", ["p"]]]) })).toEqual([hostile])
         expect(yield* matching({})).toEqual([])
+      }))
+
+      test("agrees with listMatches for many lists and notifications", Effect.gen(function*() {
+        const store = yield* AlertsStore
+        const lists = new Map<number, ListCriteriaOf>()
+        for (const [index, listCriteria] of fc.sample(randomListCriteria, { seed: 20241125, numRuns: 40 }).entries()) {
+          const { list } = yield* store.findOrCreateList({ title: `List ${index}`, criteria: listCriteria })
+          lists.set(list.id, list.criteria)
+        }
+        let matched = 0
+        for (const notification of fc.sample(randomFacts, { seed: 7, numRuns: 60 })) {
+          const expected = [...lists].filter(([, listCriteria]) => listMatches(listCriteria, notification)).map(([id]) => id)
+          matched += expected.length
+          expect(yield* store.matchingListIds(notification)).toEqual(expected.sort((a, b) => a - b))
+        }
+        // the samples are of use only if they do meet
+        expect(matched).toBeGreaterThan(20)
       }))
     })
   })
