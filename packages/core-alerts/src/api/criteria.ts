@@ -6,7 +6,7 @@ import { StorableText, unstorableTextProblem } from "./text"
 const CriterionText = StorableText(1000)
 
 const Values = Schema.Array(CriterionText).pipe(
-  Schema.minItems(1, { message: () => "must list at least one value" }),
+  Schema.minItems(1),
   Schema.maxItems(1000)
 )
 
@@ -116,8 +116,8 @@ export const Criteria = KeyedRecordOf(CriterionValue, {
 export type Criteria = KeyedRecord<CriterionValue>
 
 /** A notification's tags or links: each name with the values the content has. */
-export const NotificationFacts = KeyedRecordOf(Schema.Array(CriterionText).pipe(Schema.maxItems(1000)), {
+export const NotificationTags = KeyedRecordOf(Schema.Array(CriterionText).pipe(Schema.maxItems(1000)), {
   type: "array",
   items: { type: "string" }
-}).annotations({ identifier: "NotificationFacts" })
-export type NotificationFacts = KeyedRecord<ReadonlyArray<string>>
+}).annotations({ identifier: "NotificationTags" })
+export type NotificationTags = KeyedRecord<ReadonlyArray<string>>

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Criteria, NotificationFacts } from "./criteria"
+import { Criteria, NotificationTags } from "./criteria"
 import { Frequency, Subscriber, SubscriberList, Subscription, SubscriptionDetails, SubscriptionWithList } from "./records"
 import { NonBlankText, StorableText, Timestamp } from "./text"
 
@@ -7,6 +7,9 @@ import { NonBlankText, StorableText, Timestamp } from "./text"
 const Optional = <A, I>(schema: Schema.Schema<A, I>) => Schema.optional(Schema.NullOr(schema))
 
 const TypeField = StorableText(500)
+
+/** Report every refused field of a body, not only the first, so that a 422 names them all. */
+const everyIssue = { parseOptions: { errors: "all" } } as const
 
 /** The fields a subscriber list is found by: its criteria. */
 const CriteriaFields = {
@@ -18,11 +21,18 @@ const CriteriaFields = {
   content_id: Optional(StorableText(100))
 }
 
-const hasCriteria = (body: { readonly [K in keyof typeof CriteriaFields]?: unknown }) =>
+const hasCriteria = (body: {
+  readonly tags?: object | null | undefined
+  readonly links?: object | null | undefined
+  readonly document_type?: string | null | undefined
+  readonly email_document_supertype?: string | null | undefined
+  readonly government_document_supertype?: string | null | undefined
+  readonly content_id?: string | null | undefined
+}) =>
   Object.keys(body.tags ?? {}).length > 0 ||
   Object.keys(body.links ?? {}).length > 0 ||
   [body.document_type, body.email_document_supertype, body.government_document_supertype, body.content_id].some(
-    (field) => typeof field === "string" && field !== ""
+    (field) => field !== undefined && field !== null && field !== ""
   )
 
 /**
@@ -32,7 +42,7 @@ const hasCriteria = (body: { readonly [K in keyof typeof CriteriaFields]?: unkno
 export const CreateSubscriberListBody = Schema.Struct({
   title: NonBlankText(1000),
   ...CriteriaFields
-}).pipe(
+}).annotations(everyIssue).pipe(
   Schema.filter((body) =>
     hasCriteria(body) || {
       path: ["tags"],
@@ -49,8 +59,8 @@ export const CreateNotificationBody = Schema.Struct({
   title: Optional(StorableText(1000)),
   description: Optional(StorableText(10_000)),
   change_note: Optional(StorableText(10_000)),
-  tags: Optional(NotificationFacts),
-  links: Optional(NotificationFacts),
+  tags: Optional(NotificationTags),
+  links: Optional(NotificationTags),
   document_type: Optional(TypeField),
   email_document_supertype: Optional(TypeField),
   government_document_supertype: Optional(TypeField),
@@ -64,7 +74,7 @@ export const CreateNotificationBody = Schema.Struct({
   header: Optional(StorableText(10_000)),
   footer: Optional(StorableText(10_000)),
   footnote: Optional(StorableText(10_000))
-}).pipe(
+}).annotations(everyIssue).pipe(
   Schema.filter((body) => {
     const given = (text: string | null | undefined) => typeof text === "string" && text.trim() !== ""
     if (given(body.title) || (given(body.subject) && given(body.body))) return true
@@ -95,7 +105,7 @@ export const CreateSubscriptionBody = Schema.transform(
     subscriber_list_id: Schema.optional(ListId),
     subscribable_id: Schema.optional(ListId),
     frequency: Schema.optional(Frequency)
-  }).pipe(
+  }).annotations(everyIssue).pipe(
     Schema.filter((body) => {
       const { subscribable_id, subscriber_list_id } = body
       if (subscriber_list_id === undefined && subscribable_id === undefined) {
@@ -139,7 +149,7 @@ export const AuthTokenBody = Schema.Struct({
   address: NonBlankText(320),
   destination: SitePath,
   redirect: Optional(SitePath)
-}).annotations({ identifier: "AuthTokenBody" })
+}).annotations({ ...everyIssue, identifier: "AuthTokenBody" })
 export type AuthTokenBody = typeof AuthTokenBody.Type
 
 export const SubscriberListResponse = Schema.Struct({ subscriber_list: SubscriberList })

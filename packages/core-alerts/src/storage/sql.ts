@@ -116,8 +116,8 @@ const isRowId = (id: number) => Number.isSafeInteger(id) && id > 0
 
 /** Slugs that may collide with candidates for `base` share its first characters. */
 const SLUG_PREFIX_LENGTH = 200
-/** Inserting a list races only with other inserts; after this many lost races something else is wrong. */
-const MAX_LIST_INSERT_ATTEMPTS = 10
+/** An insert that loses a race tries again; after this many lost races something else is wrong. */
+const MAX_RACE_ATTEMPTS = 10
 
 /** A unique index refused the row: whether it was the one named. */
 const violates = (error: SqlError, constraint: string) => {
@@ -255,13 +255,13 @@ export const makeSqlStore = Effect.gen(function*() {
       Effect.gen(function*() {
         const at = yield* now
         const digest = criteriaDigest(criteria)
-        for (let attempt = 1; attempt <= MAX_LIST_INSERT_ATTEMPTS; attempt++) {
+        for (let attempt = 1; attempt <= MAX_RACE_ATTEMPTS; attempt++) {
           const existing = yield* renameList(digest, title, at)
           if (Option.isSome(existing)) return { list: existing.value, created: false }
           const inserted = yield* insertList(title, criteria, digest, at)
           if (Option.isSome(inserted)) return { list: inserted.value, created: true }
         }
-        return yield* storeError("findOrCreateList")(`lost ${MAX_LIST_INSERT_ATTEMPTS} races for a slug`)
+        return yield* storeError("findOrCreateList")(`lost ${MAX_RACE_ATTEMPTS} races for a slug`)
       }),
     listByCriteria: (criteria) =>
       listQuery("listByCriteria", sql`
@@ -347,7 +347,7 @@ export const makeSqlStore = Effect.gen(function*() {
         const subscriber = yield* lockSubscriber("subscribe", input.subscriberId)
         if (Option.isNone(subscriber)) return yield* storeError("subscribe")("no such subscriber")
         // the partial unique index admits one active subscription; a lost race finds the winner's next time round
-        for (;;) {
+        for (let attempt = 1; attempt <= MAX_RACE_ATTEMPTS; attempt++) {
           const active = yield* activeSubscriptionFor(input.subscriberId, input.subscriberListId)
           if (Option.isSome(active)) {
             if (active.value.frequency === input.frequency) {
@@ -359,6 +359,7 @@ export const makeSqlStore = Effect.gen(function*() {
           const created = yield* startSubscription(input, at, { unlessActive: true })
           if (Option.isSome(created)) return { subscription: created.value, outcome: "created" } satisfies Subscribed
         }
+        return yield* storeError("subscribe")(`lost ${MAX_RACE_ATTEMPTS} races for the active subscription`)
       })),
     changeFrequency: (id, frequency) =>
       UUID.test(id)

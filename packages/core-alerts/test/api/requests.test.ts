@@ -7,8 +7,12 @@ import {
   CreateNotificationBody,
   CreateSubscriberListBody,
   CreateSubscriptionBody,
+  InvalidRequest,
+  refusalOf,
   SubscriberList,
-  Subscription
+  SubscriberListQueryParams,
+  Subscription,
+  UnprocessableEntity
 } from "../../src/api/index"
 
 const decodeJson = <A, I>(schema: Schema.Schema<A, I>, json: string) =>
@@ -198,5 +202,53 @@ describe("AlertsApi", () => {
       "POST /subscriptions 200,201,400,404,422",
       "POST /unsubscribe/{id} 204,400,404,422"
     ])
+  })
+})
+
+describe("refusalOf", () => {
+  const refusal = <A, I>(schema: Schema.Schema<A, I>, json: string) =>
+    Either.match(decodeJson(schema, json), {
+      onLeft: refusalOf,
+      onRight: () => {
+        throw new Error("expected the body to be refused")
+      }
+    })
+
+  it("answers 400 naming a missing required field", () => {
+    const refused = refusal(CreateSubscriberListBody, '{"tags": {"format": ["a"]}}')
+    expect(refused).toBeInstanceOf(InvalidRequest)
+    expect(refused.details).toEqual({ title: ["is missing"] })
+    expect(refused.error).toBe("title: is missing")
+  })
+
+  it("answers 422 naming each refused value", () => {
+    const refused = refusal(
+      CreateSubscriberListBody,
+      '{"title": "T", "tags": {"format": "guide", "__proto__": {"some": ["x"]}}, "document_type": 3}'
+    )
+    expect(refused).toBeInstanceOf(UnprocessableEntity)
+    expect(Object.keys(refused.details ?? {}).sort()).toEqual(["document_type", "tags.__proto__", "tags.format"])
+    expect(refused.details?.["tags.format"]).toEqual([
+      "must be a non-empty array of strings, {\"any\": [strings]} or {\"all\": [strings]}"
+    ])
+    expect(refused.error).toContain("tags.format: must be a non-empty array of strings")
+  })
+
+  it("answers 422 for nothing to match on or nothing to send", () => {
+    expect(refusal(CreateSubscriberListBody, '{"title": "T"}')).toBeInstanceOf(UnprocessableEntity)
+    const nothingToSend = refusal(CreateNotificationBody, '{"subject": "S"}')
+    expect(nothingToSend).toBeInstanceOf(UnprocessableEntity)
+    expect(nothingToSend.details).toEqual({ body: ["a notification needs a subject and a body, or a title"] })
+  })
+
+  it("names the query parameter that is malformed", () => {
+    const refused = Either.match(Schema.decodeUnknownEither(SubscriberListQueryParams)({ "tags[k][x]": "v" }), {
+      onLeft: refusalOf,
+      onRight: () => {
+        throw new Error("expected the query to be refused")
+      }
+    })
+    expect(refused).toBeInstanceOf(UnprocessableEntity)
+    expect(refused.error).toContain("tags[k][x] must be of the form")
   })
 })
