@@ -244,9 +244,19 @@ export const makeSqlStore = Effect.gen(function*() {
       WHERE subscriber_id = ${subscriberId} AND subscriber_list_id = ${subscriberListId} AND ended_at IS NULL
       FOR UPDATE`)
 
-  /** Locks the subscriber's row: changes to one subscriber's subscriptions then happen one after another. */
+  /**
+   * Locks the subscriber's row, so that changes to one subscriber's subscriptions happen one after another. Every
+   * such change takes this lock before any subscription row, so two of them cannot wait for each other; `NO KEY`
+   * leaves the foreign key checks of other inserts free.
+   */
   const lockSubscriber = (operation: string, id: number) =>
-    firstRow(operation, IdRow, sql`SELECT id FROM alerts.subscribers WHERE id = ${id} FOR UPDATE`)
+    firstRow(operation, IdRow, sql`SELECT id FROM alerts.subscribers WHERE id = ${id} FOR NO KEY UPDATE`)
+
+  const lockSubscriberOf = (operation: string, subscriptionId: string) =>
+    firstRow(operation, IdRow, sql`
+      SELECT id FROM alerts.subscribers
+      WHERE id = (SELECT subscriber_id FROM alerts.subscriptions WHERE id = ${subscriptionId})
+      FOR NO KEY UPDATE`)
 
   const store: Store = {
     transaction,
@@ -365,6 +375,7 @@ export const makeSqlStore = Effect.gen(function*() {
       UUID.test(id)
         ? transaction(Effect.gen(function*() {
           const at = yield* now
+          yield* lockSubscriberOf("changeFrequency", id)
           const active = yield* subscriptionQuery("changeFrequency", sql`
             SELECT ${subscriptionColumns} FROM alerts.subscriptions WHERE id = ${id} AND ended_at IS NULL FOR UPDATE`)
           if (Option.isNone(active)) return Option.none()
@@ -376,10 +387,7 @@ export const makeSqlStore = Effect.gen(function*() {
       UUID.test(id)
         ? transaction(Effect.gen(function*() {
           const at = timestamp(yield* now)
-          yield* firstRow("endSubscription", IdRow, sql`
-            SELECT id FROM alerts.subscribers
-            WHERE id = (SELECT subscriber_id FROM alerts.subscriptions WHERE id = ${id})
-            FOR UPDATE`)
+          yield* lockSubscriberOf("endSubscription", id)
           // the CTEs see the subscriptions as they were before this statement, so `ended` is left out by hand
           const ended = yield* firstRow("endSubscription", EndedRow, sql`
             WITH ended AS (

@@ -526,6 +526,27 @@ export const alertsStoreSuite = (name: string, backend: () => Layer.Layer<Alerts
         }
       }))
 
+      test("frequency changes and unsubscribes of one subscription together neither fail nor leave two active", Effect.gen(function*() {
+        const store = yield* AlertsStore
+        const { list } = yield* newList("Tax")
+        const subscribers = yield* Effect.forEach(
+          Array.from({ length: 8 }, (_, index) => address(`subscriber-${index}@example.com`)),
+          store.createSubscriber
+        )
+        const subscriptions = yield* Effect.forEach(subscribers, (subscriber) =>
+          Effect.map(store.subscribe(subscription(subscriber.id, list.id)), (subscribed) => subscribed.subscription))
+        yield* Effect.all(
+          subscriptions.flatMap((each) => [
+            Effect.asVoid(store.changeFrequency(each.id, "daily")),
+            Effect.asVoid(store.endSubscription(each.id, "unsubscribed"))
+          ]),
+          { concurrency: "unbounded" }
+        )
+        for (const subscriber of subscribers) {
+          expect((yield* store.activeSubscriptionsOf(subscriber.id)).length).toBeLessThanOrEqual(1)
+        }
+      }))
+
       test("a content change sent twice together is recorded once", Effect.gen(function*() {
         const store = yield* AlertsStore
         const change = aNotification({ contentId: "c-1", basePath: "/tax", publicUpdatedAt: at(-60) })
