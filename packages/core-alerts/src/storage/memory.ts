@@ -138,7 +138,7 @@ const makeMemoryStore = (): Store => {
         })),
     changeAddress: (id, address) =>
       Effect.suspend(() =>
-        addressTaken(address, id)
+        subscribers.has(id) && addressTaken(address, id)
           ? new AddressTaken({ address })
           : modifySubscriber(id, (subscriber, at) => ({ ...subscriber, address, updatedAt: at }))
       ),

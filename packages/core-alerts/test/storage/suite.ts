@@ -257,6 +257,7 @@ export const alertsStoreSuite = (name: string, backend: () => Layer.Layer<Alerts
         const recased = yield* store.changeAddress(ada.id, address("Ada.Lovelace@example.com"))
         expect(Option.map(recased, (subscriber) => subscriber.address)).toEqual(Option.some("Ada.Lovelace@example.com"))
         expect(yield* store.changeAddress(grace.id + 100, address("new@example.com"))).toEqual(Option.none())
+        expect(yield* store.changeAddress(grace.id + 100, address("grace@example.com"))).toEqual(Option.none())
       }))
 
       test("deactivates a subscriber and ends its active subscriptions; a second time does nothing", Effect.gen(function*() {
