@@ -1,0 +1,167 @@
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { Schema } from "effect"
+import {
+  ContentChangeAlreadyReceivedResponse,
+  InvalidRequestResponse,
+  SubscriberListNotFoundResponse,
+  SubscriberNotFoundResponse,
+  SubscriptionNotFoundResponse,
+  UnprocessableEntityResponse
+} from "./errors"
+import type {
+  ContentChangeAlreadyReceived,
+  InvalidRequest,
+  SubscriberListNotFound,
+  SubscriberNotFound,
+  SubscriptionNotFound,
+  UnprocessableEntity
+} from "./errors"
+import {
+  AuthTokenBody,
+  ChangeAddressBody,
+  ChangeFrequencyBody,
+  CreateNotificationBody,
+  CreateSubscriberListBody,
+  CreateSubscriptionBody,
+  Healthcheck,
+  NotificationQueued,
+  SubscriberListResponse,
+  SubscriberResponse,
+  SubscriberSubscriptionsResponse,
+  SubscriptionCreatedResponse,
+  SubscriptionDetailsResponse,
+  SubscriptionResponse
+} from "./requests"
+import { SubscriberListQueryParams } from "./subscriberListQuery"
+
+/**
+ * The errors the endpoints declare. Also gives declaration files a local name for each, which bundled SDK
+ * declarations need.
+ */
+export type AlertsError =
+  | InvalidRequest
+  | UnprocessableEntity
+  | SubscriberListNotFound
+  | SubscriberNotFound
+  | SubscriptionNotFound
+  | ContentChangeAlreadyReceived
+
+const JsonUtf8 = { kind: "Json", contentType: "application/json; charset=utf-8" } as const
+const json = <A, I, R>(schema: Schema.Schema<A, I, R>) => schema.pipe(HttpApiSchema.withEncoding(JsonUtf8))
+
+/**
+ * Answers that have one body but two statuses (201 when created, 200 when it existed). The `outcome` marker tells
+ * them apart on the TypeScript side; it never reaches the wire.
+ */
+const createdOrFound = <A extends object, I>(schema: Schema.Schema<A, I>) => ({
+  created: json(schema.pipe(Schema.attachPropertySignature("outcome", "created"))),
+  found: json(schema.pipe(Schema.attachPropertySignature("outcome", "found")))
+})
+
+export const SubscriberListAnswers = createdOrFound(SubscriberListResponse)
+export const SubscriptionAnswers = createdOrFound(SubscriptionCreatedResponse)
+
+const SubscriberId = Schema.Struct({
+  id: Schema.NumberFromString.pipe(Schema.int(), Schema.positive())
+})
+const SubscriptionId = Schema.Struct({ id: Schema.String })
+
+const notificationEndpoint = <const Name extends string, const Path extends `/${string}`>(name: Name, path: Path) =>
+  HttpApiEndpoint.post(name, path)
+    .setPayload(CreateNotificationBody)
+    .addSuccess(json(NotificationQueued), { status: 202 })
+    .addError(ContentChangeAlreadyReceivedResponse)
+
+/**
+ * The email alert API (the 2018 contract of GOV.UK's email-alert-api, with `/content-changes` and
+ * `subscriber_list_id` accepted as later clients send them). A refused value answers 422 naming the field; a missing
+ * required field or a body that is not JSON answers 400.
+ */
+export class AlertsGroup extends HttpApiGroup.make("alerts")
+  .add(
+    HttpApiEndpoint.post("createSubscriberList", "/subscriber-lists")
+      .setPayload(CreateSubscriberListBody)
+      .addSuccess(SubscriberListAnswers.created, { status: 201 })
+      .addSuccess(SubscriberListAnswers.found, { status: 200 })
+  )
+  .add(
+    HttpApiEndpoint.get("findSubscriberList", "/subscriber-lists")
+      .setUrlParams(SubscriberListQueryParams)
+      .addSuccess(json(SubscriberListResponse))
+      .addError(SubscriberListNotFoundResponse)
+      .annotate(
+        OpenApi.Description,
+        "tags[name][]=value, tags[name][any][]=value or tags[name][all][]=value (links the same), document_type, " +
+          "email_document_supertype, government_document_supertype, content_id: the list with exactly these criteria"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("getSubscriberList", "/subscriber-lists/:slug")
+      .setPath(Schema.Struct({ slug: Schema.String }))
+      .addSuccess(json(SubscriberListResponse))
+      .addError(SubscriberListNotFoundResponse)
+  )
+  .add(notificationEndpoint("createNotification", "/notifications"))
+  .add(notificationEndpoint("createContentChange", "/content-changes"))
+  .add(
+    HttpApiEndpoint.get("getSubscriberSubscriptions", "/subscribers/:id/subscriptions")
+      .setPath(SubscriberId)
+      .addSuccess(json(SubscriberSubscriptionsResponse))
+      .addError(SubscriberNotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.patch("changeSubscriberAddress", "/subscribers/:id")
+      .setPath(SubscriberId)
+      .setPayload(ChangeAddressBody)
+      .addSuccess(json(SubscriberResponse))
+      .addError(SubscriberNotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.del("deactivateSubscriber", "/subscribers/:id")
+      .setPath(SubscriberId)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(SubscriberNotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("createSubscription", "/subscriptions")
+      .setPayload(CreateSubscriptionBody)
+      .addSuccess(SubscriptionAnswers.created, { status: 201 })
+      .addSuccess(SubscriptionAnswers.found, { status: 200 })
+      .addError(SubscriberListNotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.get("getSubscription", "/subscriptions/:id")
+      .setPath(SubscriptionId)
+      .addSuccess(json(SubscriptionDetailsResponse))
+      .addError(SubscriptionNotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.patch("changeSubscriptionFrequency", "/subscriptions/:id")
+      .setPath(SubscriptionId)
+      .setPayload(ChangeFrequencyBody)
+      .addSuccess(json(SubscriptionResponse))
+      .addError(SubscriptionNotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("unsubscribe", "/unsubscribe/:id")
+      .setPath(SubscriptionId)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(SubscriptionNotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("sendAuthToken", "/subscribers/auth-token")
+      .setPayload(AuthTokenBody)
+      .addSuccess(json(SubscriberResponse), { status: 201 })
+      .addError(SubscriberNotFoundResponse)
+  )
+  .add(HttpApiEndpoint.get("healthcheck", "/healthcheck").addSuccess(json(Healthcheck)))
+  .addError(InvalidRequestResponse)
+  .addError(UnprocessableEntityResponse)
+{}
+
+/** The email alert API on its own, as client apps and the SDK see it. */
+export class AlertsApi extends HttpApi.make("alerts").add(AlertsGroup) {}

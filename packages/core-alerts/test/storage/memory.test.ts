@@ -1,0 +1,4 @@
+import { memoryBackend } from "./backends"
+import { alertsStoreSuite } from "./suite"
+
+alertsStoreSuite("memory", memoryBackend)
