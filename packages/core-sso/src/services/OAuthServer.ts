@@ -16,7 +16,7 @@ import { verifierAnswers } from "../domain/pkce"
 import type { AccessToken, Application, RefreshToken, User } from "../domain/records"
 import { isLive } from "../domain/records"
 import { hashSecret, isSecretShaped, matchesHash, newSecret } from "../domain/secrets"
-import type { StoreError } from "../storage/SsoStore"
+import type { RefreshSuccessors, StoreError } from "../storage/SsoStore"
 import { accessProblem, userAccess } from "./access"
 import { now, SsoParts } from "./SsoParts"
 import { makeThrottle } from "./throttle"
@@ -130,7 +130,8 @@ export const oauthServerLayer = Layer.effect(
         return yield* new OAuthClientRefused({ error: "invalid_client", error_description: "Client authentication failed" })
       })
 
-    const issueTokens = (input: {
+    /** New tokens, stored by `keep` (which answers false when it stored nothing), and the answer that hands them out. */
+    const issueTokens = <E>(input: {
       readonly application: Application
       readonly clientId: string
       readonly nonce: string | null
@@ -139,7 +140,7 @@ export const oauthServerLayer = Layer.effect(
       readonly grantCodeHash: string | null
       readonly chainId: string
       readonly authTime: Date
-    }) =>
+    }, keep: (successors: RefreshSuccessors) => Effect.Effect<boolean, E>) =>
       Effect.gen(function*() {
         const at = yield* now
         const accessToken = newSecret()
@@ -152,22 +153,25 @@ export const oauthServerLayer = Layer.effect(
           chainId: input.chainId,
           createdAt: at
         }
-        yield* store.insertAccessToken({
-          ...common,
-          id: randomUUID(),
-          tokenHash: hashSecret(accessToken),
-          kind: "oauth",
-          expiresAt: new Date(at.getTime() + accessTokenSeconds * 1000),
-          revokedAt: null
+        const stored = yield* keep({
+          accessToken: {
+            ...common,
+            id: randomUUID(),
+            tokenHash: hashSecret(accessToken),
+            kind: "oauth",
+            expiresAt: new Date(at.getTime() + accessTokenSeconds * 1000),
+            revokedAt: null
+          },
+          refreshToken: {
+            ...common,
+            id: randomUUID(),
+            tokenHash: hashSecret(refreshToken),
+            authTime: input.authTime,
+            usedAt: null,
+            revokedAt: null
+          }
         })
-        yield* store.insertRefreshToken({
-          ...common,
-          id: randomUUID(),
-          tokenHash: hashSecret(refreshToken),
-          authTime: input.authTime,
-          usedAt: null,
-          revokedAt: null
-        })
+        if (!stored) return Option.none<TokenResponse>()
         const response: TokenResponse = {
           access_token: accessToken,
           token_type: "Bearer",
@@ -176,7 +180,7 @@ export const oauthServerLayer = Layer.effect(
           created_at: seconds(at),
           ...(input.scopes.length === 0 ? {} : { scope: input.scopes.join(" ") })
         }
-        if (!input.scopes.includes("openid")) return response
+        if (!input.scopes.includes("openid")) return Option.some(response)
         const user = yield* store.userByUid(input.userUid)
         const idToken = yield* idTokens.sign({
           issuer: settings.issuer,
@@ -187,7 +191,7 @@ export const oauthServerLayer = Layer.effect(
           lifetime: settings.accessTokenLifetime,
           extra: Option.match(user, { onNone: () => ({}), onSome: (found) => profileClaims(found, input.scopes) })
         })
-        return { ...response, id_token: idToken }
+        return Option.some({ ...response, id_token: idToken })
       })
 
     const record = (kind: string, detail: {
@@ -237,7 +241,7 @@ export const oauthServerLayer = Layer.effect(
           return yield* refused("invalid_grant", "A code_verifier was sent, but the authorization request had no code_challenge")
         }
         yield* mayStillSignIn(application, grant.userUid)
-        const tokens = yield* store.atomically(issueTokens({
+        const tokens = yield* issueTokens({
           application,
           clientId,
           userUid: grant.userUid,
@@ -246,7 +250,9 @@ export const oauthServerLayer = Layer.effect(
           chainId: randomUUID(),
           authTime: grant.authTime,
           nonce: grant.nonce
-        }))
+        }, ({ accessToken, refreshToken }) =>
+          store.atomically(Effect.as(Effect.zipRight(store.insertAccessToken(accessToken), store.insertRefreshToken(refreshToken)), true))
+        ).pipe(Effect.map(Option.getOrThrow))
         yield* record("tokens_issued", { userUid: grant.userUid, applicationId: application.id, grant: "authorization_code" })
         return tokens
       })
@@ -261,24 +267,22 @@ export const oauthServerLayer = Layer.effect(
         }
         if (found.value.revokedAt !== null) return yield* refused("invalid_grant", "The refresh token has been revoked")
         const token = found.value
-        // The use and the tokens it is exchanged for are kept together: a refusal or a failure leaves it unused.
-        const issued = yield* store.atomically(Effect.gen(function*() {
-          const use = yield* store.useRefreshToken(tokenHash, yield* now)
-          if (Option.isNone(use) || !use.value.firstUse) return Option.none<TokenResponse>()
-          yield* mayStillSignIn(application, token.userUid)
-          return Option.some(
-            yield* issueTokens({
-              application,
-              clientId,
-              userUid: token.userUid,
-              scopes: token.scopes,
-              grantCodeHash: token.grantCodeHash,
-              chainId: token.chainId,
-              authTime: token.authTime,
-              nonce: null
-            })
-          )
-        }))
+        // Refused before the token is used, so that it stays usable should the user be allowed back.
+        yield* mayStillSignIn(application, token.userUid)
+        const issued = yield* issueTokens({
+          application,
+          clientId,
+          userUid: token.userUid,
+          scopes: token.scopes,
+          grantCodeHash: token.grantCodeHash,
+          chainId: token.chainId,
+          authTime: token.authTime,
+          nonce: null
+        }, (successors) =>
+          Effect.map(
+            store.useRefreshToken(tokenHash, successors.refreshToken.createdAt, successors),
+            (use) => Option.isSome(use) && use.value.firstUse
+          ))
         if (Option.isSome(issued)) return issued.value
         const revoked = yield* store.revokeTokens({ chainId: token.chainId }, yield* now)
         yield* record("refresh_token_reused", { userUid: token.userUid, applicationId: application.id, revoked_tokens: revoked })

@@ -51,6 +51,12 @@ export interface TokenHolder {
   readonly permissions: ReadonlyArray<string>
 }
 
+/** The access and refresh tokens a refresh token is exchanged for. */
+export interface RefreshSuccessors {
+  readonly accessToken: AccessToken
+  readonly refreshToken: RefreshToken
+}
+
 /** Which tokens to revoke. */
 export type TokenSelection =
   | { readonly grantCodeHash: string }
@@ -129,8 +135,15 @@ export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoSt
   readonly apiTokensOf: (uid: string) => Effect.Effect<ReadonlyArray<AccessToken>, StoreError>
   readonly insertRefreshToken: (token: RefreshToken) => Effect.Effect<void, StoreError>
   readonly refreshTokenByHash: (hash: string) => Effect.Effect<Option.Option<RefreshToken>, StoreError>
-  /** Marks a refresh token used, as `useGrant` does a code. */
-  readonly useRefreshToken: (hash: string, now: Date) => Effect.Effect<Option.Option<Use<RefreshToken>>, StoreError>
+  /**
+   * Marks a refresh token used, as `useGrant` does a code, and on its first use stores the tokens it is exchanged for
+   * in the same step: the use and its successors are kept or lost together.
+   */
+  readonly useRefreshToken: (
+    hash: string,
+    now: Date,
+    successors: RefreshSuccessors
+  ) => Effect.Effect<Option.Option<Use<RefreshToken>>, StoreError>
   /** Revokes the selected access and refresh tokens not yet revoked; answers how many. */
   readonly revokeTokens: (selection: TokenSelection, now: Date) => Effect.Effect<number, StoreError>
   /** The applications the user was ever issued a token for. */

@@ -168,7 +168,13 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
       ),
     insertRefreshToken: (token) => Effect.sync(() => void refreshTokens.set(token.tokenHash, token)),
     refreshTokenByHash: (hash) => Effect.sync(() => Option.fromNullable(refreshTokens.get(hash))),
-    useRefreshToken: (hash, now) => use(refreshTokens, hash, now),
+    useRefreshToken: (hash, now, successors) =>
+      Effect.tap(use(refreshTokens, hash, now), (used) => {
+        if (Option.isSome(used) && used.value.firstUse) {
+          accessTokens.set(successors.accessToken.tokenHash, successors.accessToken)
+          refreshTokens.set(successors.refreshToken.tokenHash, successors.refreshToken)
+        }
+      }),
     revokeTokens: (selection, now) =>
       Effect.sync(() => revokeIn(accessTokens, selects(selection), now) + revokeIn(refreshTokens, selects(selection), now)),
     applicationsUsedBy: (uid) =>

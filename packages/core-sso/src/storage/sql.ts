@@ -555,13 +555,31 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
           SELECT *, false AS first_use FROM sso.refresh_tokens WHERE token_hash = ${hash}`),
         Option.map(toRefreshToken)
       ),
-    useRefreshToken: (hash, now) =>
+    useRefreshToken: (hash, now, { accessToken, refreshToken }) =>
       Effect.map(
         firstRow("useRefreshToken", RefreshTokenRow, sql`
           WITH used AS (
             UPDATE sso.refresh_tokens SET used_at = ${timestamp(now)}::timestamptz
             WHERE token_hash = ${hash} AND used_at IS NULL
             RETURNING id
+          ), issued_access AS (
+            INSERT INTO sso.access_tokens (id, token_hash, kind, application_id, user_uid, scopes, grant_code_hash,
+              chain_id, created_at, expires_at, revoked_at)
+            SELECT ${accessToken.id}, ${accessToken.tokenHash}, ${accessToken.kind}, ${accessToken.applicationId},
+              ${accessToken.userUid}, ${json(accessToken.scopes)}::jsonb, ${accessToken.grantCodeHash},
+              ${accessToken.chainId}, ${timestamp(accessToken.createdAt)}::timestamptz,
+              ${timestamp(accessToken.expiresAt)}::timestamptz, ${timestamp(accessToken.revokedAt)}::timestamptz
+            FROM used
+            RETURNING 1
+          ), issued_refresh AS (
+            INSERT INTO sso.refresh_tokens (id, token_hash, application_id, user_uid, scopes, grant_code_hash, chain_id,
+              auth_time, created_at, used_at, revoked_at)
+            SELECT ${refreshToken.id}, ${refreshToken.tokenHash}, ${refreshToken.applicationId}, ${refreshToken.userUid},
+              ${json(refreshToken.scopes)}::jsonb, ${refreshToken.grantCodeHash}, ${refreshToken.chainId},
+              ${timestamp(refreshToken.authTime)}::timestamptz, ${timestamp(refreshToken.createdAt)}::timestamptz,
+              ${timestamp(refreshToken.usedAt)}::timestamptz, ${timestamp(refreshToken.revokedAt)}::timestamptz
+            FROM used
+            RETURNING 1
           )
           SELECT r.id, r.token_hash, r.application_id, r.user_uid, r.scopes, r.grant_code_hash, r.chain_id, r.auth_time,
             r.created_at, COALESCE(r.used_at, ${timestamp(now)}::timestamptz) AS used_at, r.revoked_at,

@@ -212,9 +212,18 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       expect(Option.getOrThrow(yield* store.accessTokenByHash("access-hash-1"))).toEqual(anAccessToken())
       expect(Option.getOrThrow(yield* store.accessTokenById("access-1"))).toEqual(anAccessToken())
       expect(Option.getOrThrow(yield* store.refreshTokenByHash("refresh-hash-1"))).toEqual(aRefreshToken())
-      expect(Option.getOrThrow(yield* store.useRefreshToken("refresh-hash-1", at(60))).firstUse).toBe(true)
-      const reused = Option.getOrThrow(yield* store.useRefreshToken("refresh-hash-1", at(90)))
+      const successors = (n: number) => ({
+        accessToken: anAccessToken({ id: `access-next-${n}`, tokenHash: `access-next-${n}`, createdAt: at(60) }),
+        refreshToken: aRefreshToken({ id: `refresh-next-${n}`, tokenHash: `refresh-next-${n}`, createdAt: at(60) })
+      })
+      expect(Option.getOrThrow(yield* store.useRefreshToken("refresh-hash-1", at(60), successors(1))).firstUse).toBe(true)
+      const reused = Option.getOrThrow(yield* store.useRefreshToken("refresh-hash-1", at(90), successors(2)))
       expect(reused).toEqual({ record: aRefreshToken({ usedAt: at(60) }), firstUse: false })
+      // the first use stored its successors; the replay stored none
+      expect(Option.getOrThrow(yield* store.accessTokenByHash("access-next-1"))).toEqual(successors(1).accessToken)
+      expect(Option.getOrThrow(yield* store.refreshTokenByHash("refresh-next-1"))).toEqual(successors(1).refreshToken)
+      expect(yield* store.accessTokenByHash("access-next-2")).toEqual(Option.none())
+      expect(yield* store.refreshTokenByHash("refresh-next-2")).toEqual(Option.none())
       expect(yield* store.accessTokenByHash("nope")).toEqual(Option.none())
       expect(yield* store.applicationsUsedBy(aUser().uid)).toEqual(["app-1"])
       yield* store.insertAccessToken(anAccessToken({ id: "api-1", tokenHash: "api-hash-1", kind: "api", createdAt: at(5) }))
