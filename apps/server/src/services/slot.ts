@@ -8,15 +8,14 @@ import type { ServiceName } from "../config"
 import type { DatabaseNotifications } from "../database"
 import type { ReadinessSections } from "../http/readiness"
 
+/** What the host provides to every slot's layers and effects. */
+export type SlotContext = SqlClient | JobQueue | DatabaseNotifications
+
 /**
  * One service of the server, as its `src/services/<name>.ts` assembles it from its core: its endpoints and their
  * handlers, its background workers and its migrations. Routes and workers share one service layer, so a copy that
  * runs both builds the service once.
  */
-/** What the host provides to every slot's layers and effects. */
-export type SlotContext = SqlClient | JobQueue | DatabaseNotifications
-
-
 export interface ServiceSlot {
   readonly name: ServiceName
   /** What the service is called in its API documentation. */

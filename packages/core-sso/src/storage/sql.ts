@@ -4,7 +4,7 @@ import type { Context } from "effect"
 import { Clock, Deferred, Duration, Effect, FiberRef, Layer, Option, Schedule, Schema, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import type { AccessToken, Application, Grant, RefreshToken, SsoEvent, User } from "../domain/records"
-import { makeHolderCache } from "./holderCache"
+import { type HolderCache, makeHolderCache } from "./holderCache"
 import { AlreadyTaken, SsoStore, StoreError } from "./SsoStore"
 import type { TokenSelection } from "./SsoStore"
 
@@ -332,32 +332,30 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
       : sql`id = ${selection.accessTokenId}`
 
   const readTokenHolder = (hash: string) =>
-    sql<Record<string, unknown>>`
-        SELECT ${sql.unsafe(holderColumns)}, p.names AS permissions
-        FROM sso.access_tokens t
-        JOIN sso.applications a ON a.id = t.application_id
-        JOIN sso.users u ON u.uid = t.user_uid
-        LEFT JOIN sso.permissions p ON p.user_uid = t.user_uid AND p.application_id = t.application_id
-        WHERE t.token_hash = ${hash}`.pipe(
-        Effect.map((found) =>
+    Effect.map(
+      firstRow("tokenHolder", HolderRow, Effect.map(
+        sql<Record<string, unknown>>`
+          SELECT ${sql.unsafe(holderColumns)}, p.names AS permissions
+          FROM sso.access_tokens t
+          JOIN sso.applications a ON a.id = t.application_id
+          JOIN sso.users u ON u.uid = t.user_uid
+          LEFT JOIN sso.permissions p ON p.user_uid = t.user_uid AND p.application_id = t.application_id
+          WHERE t.token_hash = ${hash}`,
+        (found) =>
           found.map((row) => ({
             token: holderPart(row, "token"),
             application: holderPart(row, "application"),
             user: holderPart(row, "user"),
             permissions: row.permissions
           }))
-        ),
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(HolderRow))),
-        Effect.mapError(storeError("tokenHolder")),
-        Effect.map((found) =>
-          Option.map(Option.fromNullable(found[0]), (row) => ({
-            accessToken: toAccessToken(row.token),
-            application: toApplication(row.application),
-            user: toUser(row.user),
-            permissions: row.permissions ?? []
-          }))
-        )
-      )
+      )),
+      Option.map((row) => ({
+        accessToken: toAccessToken(row.token),
+        application: toApplication(row.application),
+        user: toUser(row.user),
+        permissions: row.permissions ?? []
+      }))
+    )
 
   const store: Store = {
     exclusively: (effect) =>
@@ -721,7 +719,7 @@ const DEAF_AFTER = Duration.seconds(3)
  */
 const listenForHolderChanges = (
   options: SqlStoreOptions,
-  holders: ReturnType<typeof makeHolderCache>,
+  holders: HolderCache,
   sql: SqlClient
 ) =>
   Effect.gen(function*() {
