@@ -4,6 +4,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
+import { AlertsAccess } from "./access"
 import {
   ContentChangeAlreadyReceivedResponse,
   InvalidRequestResponse,
@@ -158,10 +159,15 @@ export class AlertsGroup extends HttpApiGroup.make("alerts")
       .addSuccess(json(SubscriberResponse), { status: 201 })
       .addError(SubscriberNotFoundResponse)
   )
-  .add(HttpApiEndpoint.get("healthcheck", "/healthcheck").addSuccess(json(Healthcheck)))
   .addError(InvalidRequestResponse)
   .addError(UnprocessableEntityResponse)
+  .middleware(AlertsAccess)
+{}
+
+/** The queue's health, open to every caller (monitoring has no token). */
+export class AlertsHealthGroup extends HttpApiGroup.make("alertsHealth")
+  .add(HttpApiEndpoint.get("healthcheck", "/healthcheck").addSuccess(json(Healthcheck)))
 {}
 
 /** The email alert API on its own, as client apps and the SDK see it. */
-export class AlertsApi extends HttpApi.make("alerts").add(AlertsGroup) {}
+export class AlertsApi extends HttpApi.make("alerts").add(AlertsGroup).add(AlertsHealthGroup) {}

@@ -1,3 +1,4 @@
+export * from "./access"
 export * from "./AlertsApi"
 export * from "./criteria"
 export * from "./errors"

@@ -8,6 +8,7 @@ import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import type { SubscriberListQuery } from "../../src/api/index"
 import {
+  AlertsAccess,
   AlertsApi,
   keyedRecord,
   SubscriberList,
@@ -59,11 +60,14 @@ const StandIns = HttpApiBuilder.group(AlertsApi, "alerts", (handlers) =>
     .handle("getSubscription", () => Effect.fail(new SubscriptionNotFound({ error: "Could not find the subscription" })))
     .handle("changeSubscriptionFrequency", () => notHere)
     .handle("unsubscribe", () => Effect.void)
-    .handle("sendAuthToken", () => notHere)
-    .handle("healthcheck", () => notHere))
+    .handle("sendAuthToken", () => notHere))
+
+const HealthStandIn = HttpApiBuilder.group(AlertsApi, "alertsHealth", (handlers) => handlers.handle("healthcheck", () => notHere))
+
+const OpenAccess = Layer.succeed(AlertsAccess, { bearer: () => Effect.void })
 
 const Server = HttpApiBuilder.serve().pipe(
-  Layer.provide(HttpApiBuilder.api(AlertsApi).pipe(Layer.provide(StandIns))),
+  Layer.provide(HttpApiBuilder.api(AlertsApi).pipe(Layer.provide(StandIns), Layer.provide(HealthStandIn), Layer.provide(OpenAccess))),
   Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
 )
 

@@ -187,20 +187,20 @@ describe("AlertsApi", () => {
       })
     )
     expect(operations.sort()).toEqual([
-      "DELETE /subscribers/{id} 204,400,404,422",
-      "GET /healthcheck 200,400,422",
-      "GET /subscriber-lists 200,400,404,422",
-      "GET /subscriber-lists/{slug} 200,400,404,422",
-      "GET /subscribers/{id}/subscriptions 200,400,404,422",
-      "GET /subscriptions/{id} 200,400,404,422",
-      "PATCH /subscribers/{id} 200,400,404,422",
-      "PATCH /subscriptions/{id} 200,400,404,422",
-      "POST /content-changes 202,400,409,422",
-      "POST /notifications 202,400,409,422",
-      "POST /subscriber-lists 200,201,400,422",
-      "POST /subscribers/auth-token 201,400,404,422",
-      "POST /subscriptions 200,201,400,404,422",
-      "POST /unsubscribe/{id} 204,400,404,422"
+      "DELETE /subscribers/{id} 204,400,401,403,404,422",
+      "GET /healthcheck 200,400",
+      "GET /subscriber-lists 200,400,401,403,404,422",
+      "GET /subscriber-lists/{slug} 200,400,401,403,404,422",
+      "GET /subscribers/{id}/subscriptions 200,400,401,403,404,422",
+      "GET /subscriptions/{id} 200,400,401,403,404,422",
+      "PATCH /subscribers/{id} 200,400,401,403,404,422",
+      "PATCH /subscriptions/{id} 200,400,401,403,404,422",
+      "POST /content-changes 202,400,401,403,409,422",
+      "POST /notifications 202,400,401,403,409,422",
+      "POST /subscriber-lists 200,201,400,401,403,422",
+      "POST /subscribers/auth-token 201,400,401,403,404,422",
+      "POST /subscriptions 200,201,400,401,403,404,422",
+      "POST /unsubscribe/{id} 204,400,401,403,404,422"
     ])
   })
 })
