@@ -15,7 +15,13 @@ const challengeBearer = HttpApp.appendPreResponseHandler((_request, response) =>
  * user with `signin` on `application` passes; anything else is refused with 401 or 403. The raw header is read, since
  * the platform's bearer security does not check the scheme.
  */
-const callerOf = (application: string) =>
+const callerOf = <Refused401, Refused403>(
+  application: string,
+  refuse: {
+    readonly unauthenticated: (error: string) => Refused401
+    readonly forbidden: (error: string) => Refused403
+  }
+) =>
   Effect.gen(function*() {
     const oauth = yield* Sso.OAuthServer
     return Effect.gen(function*() {
@@ -23,18 +29,21 @@ const callerOf = (application: string) =>
       const caller = yield* oauth.caller(request.headers["authorization"], application).pipe(
         Effect.catchTags({
           InvalidToken: (refusal) =>
-            Effect.zipRight(challengeBearer, Effect.fail(new Unauthenticated({ error: refusal.error_description }))),
+            Effect.zipRight(challengeBearer, Effect.fail(refuse.unauthenticated(refusal.error_description))),
           // the host answers 503 while the database cannot be reached
           StoreError: Effect.die
         })
       )
       if (!caller.permissions.includes(Sso.SIGNIN)) {
-        return yield* new Forbidden({ error: `The user may not use this API: no signin permission on ${application}` })
+        return yield* Effect.fail(refuse.forbidden(`The user may not use this API: no signin permission on ${application}`))
       }
     })
   })
 
 export const linkcheckAccessLayer: Layer.Layer<LinkcheckAccess, never, Sso.OAuthServer> = Layer.effect(
   LinkcheckAccess,
-  Effect.map(callerOf(LINKCHECK_APPLICATION), (check) => ({ bearer: () => check }))
+  Effect.map(callerOf(LINKCHECK_APPLICATION, {
+    unauthenticated: (error) => new Unauthenticated({ error }),
+    forbidden: (error) => new Forbidden({ error })
+  }), (check) => ({ bearer: () => check }))
 )
