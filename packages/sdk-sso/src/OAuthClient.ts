@@ -1,14 +1,14 @@
+import { OAuthThrottled } from "@civicstack/core-sso/api"
 import type {
   OAuthClientRefused,
   OAuthRequestRefused,
-  OAuthThrottled,
   InvalidToken,
   TokenForm,
   TokenResponse
 } from "@civicstack/core-sso/api"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import type * as HttpClient from "@effect/platform/HttpClient"
-import { Context, Effect, Either, Layer, Redacted } from "effect"
+import * as HttpClient from "@effect/platform/HttpClient"
+import { Context, Effect, Either, FiberRef, Layer, Redacted } from "effect"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { OAuthCallbackError, type SsoClientError } from "./errors"
 import { refineFailures } from "./failures"
@@ -159,12 +159,21 @@ export interface SsoOAuthClientService {
   readonly fetchUser: (accessToken: string) => Effect.Effect<SsoUser, InvalidToken | SsoClientError>
 }
 
+/** The last `Retry-After` the token endpoint sent in this fiber: the 429's body cannot carry it. */
+const lastRetryAfter = FiberRef.unsafeMake<string | undefined>(undefined)
+
+const recordRetryAfter = HttpClient.tap((response) => FiberRef.set(lastRetryAfter, response.headers["retry-after"]))
+
+/** Seconds from a `Retry-After` of delay-seconds (RFC 9110 section 10.2.3); 0 when absent or an HTTP date. */
+const retryAfterSeconds = (header: string | undefined) =>
+  header !== undefined && /^\d+$/.test(header.trim()) ? Number(header.trim()) : 0
+
 /** Builds the OAuth client helper on the `HttpClient` in context. */
 export const makeSsoOAuthClient = (
   options: SsoOAuthClientOptions
 ): Effect.Effect<SsoOAuthClientService, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
-    const { oauth } = yield* HttpApiClient.make(SsoOAuthApi, { baseUrl: options.baseUrl })
+    const { oauth } = yield* HttpApiClient.make(SsoOAuthApi, { baseUrl: options.baseUrl, transformClient: recordRetryAfter })
     const httpClient = yield* Effect.context<HttpClient.HttpClient>()
     const clientSecret = Redacted.isRedacted(options.clientSecret)
       ? Redacted.value(options.clientSecret)
@@ -172,6 +181,15 @@ export const makeSsoOAuthClient = (
     const token = (form: TokenForm) =>
       refineFailures(
         oauth.oauthToken({ payload: { ...form, client_id: options.clientId, client_secret: clientSecret } })
+      ).pipe(
+        Effect.catchTag("OAuthThrottled", (throttled) =>
+          Effect.flatMap(FiberRef.get(lastRetryAfter), (header) =>
+            Effect.fail(new OAuthThrottled({
+              error: throttled.error,
+              error_description: throttled.error_description,
+              retry_after_seconds: retryAfterSeconds(header)
+            })))),
+        Effect.locally(lastRetryAfter, undefined)
       )
     return {
       authorizationUrl: (request) => authorizationUrl(options, request),

@@ -1,5 +1,5 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import { Effect, Either } from "effect"
+import { Duration, Effect, Either } from "effect"
 import { createHash } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -11,7 +11,8 @@ import {
   makeSsoOAuthClient,
   OAuthCallbackError,
   OAuthClientRefused,
-  OAuthRequestRefused
+  OAuthRequestRefused,
+  OAuthThrottled
 } from "../src"
 import { applicationAndUser, authorizeAs, type ClientApplication, type RealSso, REDIRECT_URI, startRealSso } from "./support/realSso"
 
@@ -140,6 +141,33 @@ describe("the OAuth client with Promises, through a real authorization", () => {
     } finally {
       await client.close()
       await impostor.close()
+    }
+  })
+})
+
+describe("a throttled client", () => {
+  it("learns how long to wait from Retry-After, with Promises and with Effect", async () => {
+    const throttledSso = await startRealSso({ clientAuthentication: { perClient: 2, perAddress: 100, window: Duration.minutes(10) } })
+    const impostor = createSsoOAuthClient({ baseUrl: throttledSso.url, clientId: "a".repeat(32), clientSecret: "0".repeat(32) })
+    try {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        await expect(impostor.refresh("f".repeat(32))).rejects.toBeInstanceOf(OAuthClientRefused)
+      }
+      const throttled = await impostor.refresh("f".repeat(32)).catch((error: unknown) => error)
+      expect(throttled).toBeInstanceOf(OAuthThrottled)
+      const wait = (throttled as OAuthThrottled).retry_after_seconds
+      expect(wait).toBeGreaterThan(0)
+      expect(wait).toBeLessThanOrEqual(600)
+
+      const viaEffect = await Effect.runPromise(Effect.gen(function*() {
+        const client = yield* makeSsoOAuthClient({ baseUrl: throttledSso.url, clientId: "a".repeat(32), clientSecret: "0".repeat(32) })
+        return yield* Effect.flip(client.refresh("f".repeat(32)))
+      }).pipe(Effect.provide(FetchHttpClient.layer)))
+      expect(viaEffect).toMatchObject({ _tag: "OAuthThrottled", error: "slow_down" })
+      expect((viaEffect as OAuthThrottled).retry_after_seconds).toBeGreaterThan(0)
+    } finally {
+      await impostor.close()
+      await throttledSso.close()
     }
   })
 })
