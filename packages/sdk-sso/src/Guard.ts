@@ -1,5 +1,5 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
-import { Clock, Context, Duration, Effect, Layer } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, FiberId, Layer } from "effect"
 import { TokenRefused } from "./errors"
 import { TokenCache } from "./tokenCache"
 import { requestUser, type SsoUser } from "./userEndpoint"
@@ -48,7 +48,7 @@ export const cacheTtlMillis = (cacheTtl: Duration.DurationInput | undefined): nu
 
 /**
  * Builds a guard on the `HttpClient` in context. Only accepted tokens are cached: a refused one is asked about
- * again, since the user may have been given `signin` since. Time is read from `currentTimeMillis`, Effect's
+ * again, since the user may have been given `signin` since. Concurrent checks of one token share one question. Time is read from `currentTimeMillis`, Effect's
  * `Clock` unless given (so `TestClock` moves the cache forward).
  */
 export const makeSsoGuard = (
@@ -71,14 +71,34 @@ export const makeSsoGuard = (
         })
       )
 
+    /** One question to the SSO per token at a time: a burst of requests with a new token waits for one answer. */
+    const asking = new Map<string, Deferred.Deferred<SsoUser, TokenRefused>>()
+
+    const askOnce = (key: string, token: string) =>
+      Effect.suspend(() => {
+        const pending = asking.get(key)
+        if (pending !== undefined) return Deferred.await(pending)
+        const answer = Deferred.unsafeMake<SsoUser, TokenRefused>(FiberId.none)
+        asking.set(key, answer)
+        // a daemon, so a caller that gives up does not leave the others waiting
+        return askSso(token).pipe(
+          Effect.tap((user) => Effect.map(currentTimeMillis, (now) => cache.set(key, user, now))),
+          Effect.exit,
+          Effect.flatMap((exit) => {
+            asking.delete(key)
+            return Deferred.done(answer, exit)
+          }),
+          Effect.forkDaemon,
+          Effect.zipRight(Deferred.await(answer))
+        )
+      })
+
     const userFor = (token: string) =>
       Effect.gen(function*() {
         const key = TokenCache.keyOf(token)
         const cached = cache.get(key, yield* currentTimeMillis)
         if (cached !== undefined) return cached
-        const user = yield* askSso(token)
-        cache.set(key, user, yield* currentTimeMillis)
-        return user
+        return yield* askOnce(key, token)
       })
 
     const verify: SsoGuardService["verify"] = (authorizationHeader, verifyOptions = {}) => {

@@ -45,6 +45,18 @@ describe("guard.verify", () => {
     await guard.close()
   })
 
+  it("asks the SSO once for a burst of requests with a new token, and each refused request gets its refusal", async () => {
+    const { counter, guard } = guardWithClock()
+    const token = await freshToken()
+    const users = await Promise.all(Array.from({ length: 20 }, () => guard.verify(`Bearer ${token.token}`)))
+    expect(new Set(users.map((user) => user.uid))).toEqual(new Set([token.uid]))
+    expect(counter.userRequests).toBe(1)
+    const refusals = await Promise.allSettled(Array.from({ length: 5 }, () => guard.verify(`Bearer ${"0".repeat(32)}`)))
+    expect(refusals.map((refusal) => refusal.status)).toEqual(Array(5).fill("rejected"))
+    expect(counter.userRequests).toBe(2)
+    await guard.close()
+  })
+
   it("keeps a revoked token valid at most for the lifetime of the cache", async () => {
     const { clock, guard } = guardWithClock({ cacheTtl: "2 minutes" })
     const revoked = await freshToken()
