@@ -110,6 +110,13 @@ describe("the single sign-on on the embedded database, as operators meet it", ()
       expect(changed.status).toBe(200)
     }
     expect((await admin(webOnly, "PATCH", `/admin/users/${uid}`, { name: "Ada King" })).status).toBe(200)
+    const ready = await (await fetch(`${webOnly.url}/healthcheck/ready`)).json() as { services: { sso: unknown } }
+    expect(ready.services.sso).toEqual({
+      waiting_pushes: 1,
+      sending_pushes: 0,
+      failed_pushes: 0,
+      oldest_due_push_age_seconds: expect.any(Number)
+    })
     webOnly.child.kill("SIGKILL")
     await webOnly.exited
     expect(receiver.received).toHaveLength(0)

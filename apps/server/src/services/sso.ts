@@ -1,4 +1,5 @@
 import * as Sso from "@civicstack/core-sso"
+import { JobQueue } from "@civicstack/jobs"
 import { DatabaseNotifications } from "../database"
 import { AdminGroup, BrowserGroup, OAuthGroup } from "@civicstack/core-sso/api"
 import * as HttpApi from "@effect/platform/HttpApi"
@@ -6,6 +7,7 @@ import { Duration, Effect, Layer, Option, Schema } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import type { ServerConfig } from "../config"
+import { ReadinessSections } from "../http/readiness"
 import type { ServiceSlot } from "./slot"
 
 /** The SSO's endpoints as this server serves them, under the server's API identifier. */
@@ -98,6 +100,15 @@ export const ssoSlot = (config: ServerConfig, service: ReturnType<typeof ssoServ
     prepare: Effect.provide(prepare, service),
     routes: Sso.ssoHandlers(api).pipe(Layer.provide(service)),
     workers: Sso.workers.pipe(Layer.provide(service)),
-    readiness: Layer.empty
+    readiness: Layer.effectDiscard(Effect.gen(function*() {
+      const sections = yield* ReadinessSections
+      const jobs = yield* JobQueue
+      yield* sections.add("sso", Effect.map(Effect.provideService(Sso.pushWorkload, JobQueue, jobs), (pushes) => ({
+        waiting_pushes: pushes.waiting,
+        sending_pushes: pushes.sending,
+        failed_pushes: pushes.failed,
+        oldest_due_push_age_seconds: pushes.oldestDueAgeMs === null ? null : Math.round(pushes.oldestDueAgeMs / 1000)
+      })))
+    }))
   }
 }
