@@ -1,4 +1,5 @@
-import { Forbidden, LINKCHECK_APPLICATION, LinkcheckAccess, Unauthenticated } from "@civicstack/core-linkcheck/api"
+import * as AlertsApi from "@civicstack/core-alerts/api"
+import * as LinkcheckApi from "@civicstack/core-linkcheck/api"
 import * as Sso from "@civicstack/core-sso"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -40,10 +41,18 @@ const callerOf = <Refused401, Refused403>(
     })
   })
 
-export const linkcheckAccessLayer: Layer.Layer<LinkcheckAccess, never, Sso.OAuthServer> = Layer.effect(
-  LinkcheckAccess,
-  Effect.map(callerOf(LINKCHECK_APPLICATION, {
-    unauthenticated: (error) => new Unauthenticated({ error }),
-    forbidden: (error) => new Forbidden({ error })
+export const linkcheckAccessLayer: Layer.Layer<LinkcheckApi.LinkcheckAccess, never, Sso.OAuthServer> = Layer.effect(
+  LinkcheckApi.LinkcheckAccess,
+  Effect.map(callerOf(LinkcheckApi.LINKCHECK_APPLICATION, {
+    unauthenticated: (error) => new LinkcheckApi.Unauthenticated({ error }),
+    forbidden: (error) => new LinkcheckApi.Forbidden({ error })
+  }), (check) => ({ bearer: () => check }))
+)
+
+export const alertsAccessLayer: Layer.Layer<AlertsApi.AlertsAccess, never, Sso.OAuthServer> = Layer.effect(
+  AlertsApi.AlertsAccess,
+  Effect.map(callerOf(AlertsApi.ALERTS_APPLICATION, {
+    unauthenticated: (error) => new AlertsApi.Unauthenticated({ error }),
+    forbidden: (error) => new AlertsApi.Forbidden({ error })
   }), (check) => ({ bearer: () => check }))
 )
