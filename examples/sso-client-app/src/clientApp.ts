@@ -1,4 +1,5 @@
 import {
+  accessTokenExpiresAt,
   createPushReceiver,
   createSsoOAuthClient,
   OAuthCallbackError,
@@ -6,7 +7,7 @@ import {
   type SeedPushedUser,
   type TokenResponse
 } from "@civicstack/sdk-sso"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 
@@ -29,6 +30,10 @@ export interface ClientAppOptions {
   readonly port?: number | undefined
   /** Default: every interface. */
   readonly host?: string | undefined
+  /** A session unused for this long ends. Default 30 minutes. */
+  readonly sessionIdleTimeoutMs?: number | undefined
+  /** The clock sessions and tokens are timed by, in milliseconds. Default `Date.now`. */
+  readonly now?: (() => number) | undefined
 }
 
 export interface RunningClientApp {
@@ -49,7 +54,10 @@ interface SignedInUser {
 interface Session {
   readonly uid: string
   user: SignedInUser
-  readonly tokens: TokenResponse
+  tokens: TokenResponse
+  /** Sent back with the sign-out form: another site cannot sign people out. */
+  readonly csrfToken: string
+  lastSeenAt: number
 }
 
 interface PendingSignIn {
@@ -59,6 +67,7 @@ interface PendingSignIn {
 }
 
 const SESSION_COOKIE = "session"
+const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000
 const PENDING_SIGN_IN_COOKIE = "signin_attempt"
 const PENDING_SIGN_IN_LIFETIME_MS = 10 * 60 * 1000
 
@@ -71,6 +80,18 @@ const escapeHtml = (text: string) =>
     .replace(/>/g, "&gt;")
     .replace(/"/g, "&quot;")
     .replace(/'/g, "&#39;")
+
+const sameSecret = (a: string, b: string) =>
+  timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest())
+
+const readForm = async (request: IncomingMessage, limitBytes = 4096): Promise<URLSearchParams> => {
+  let body = ""
+  for await (const chunk of request) {
+    body += String(chunk)
+    if (body.length > limitBytes) break
+  }
+  return new URLSearchParams(body)
+}
 
 const cookiesOf = (request: IncomingMessage): Map<string, string> => {
   const cookies = new Map<string, string>()
@@ -112,13 +133,18 @@ const homePage = (session: Session | undefined) => {
     `<p>Signed in as <strong class="name">${escapeHtml(name)}</strong> (<span class="email">${escapeHtml(email)}</span>)</p>`,
     `<h2>Your permissions here</h2>`,
     permissions.length === 0 ? "<p>None</p>" : `<ul class="permissions">${permissionItems}</ul>`,
-    `<form method="post" action="/auth/sign-out"><button type="submit">Sign out</button></form>`
+    `<form method="post" action="/auth/sign-out">`,
+    `<input type="hidden" name="csrf_token" value="${escapeHtml(session.csrfToken)}">`,
+    `<button type="submit">Sign out</button>`,
+    `</form>`
   ].join("\n"))
 }
 
 /** A `node:http` application that signs people in with the SSO and follows its `seed` pushes. */
 export const startClientApp = async (options: ClientAppOptions): Promise<RunningClientApp> => {
   const sso = createSsoOAuthClient({ baseUrl: options.ssoUrl, clientId: options.clientId, clientSecret: options.clientSecret })
+  const now = options.now ?? Date.now
+  const idleTimeoutMs = options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS
   const sessions = new Map<string, Session>()
   const pendingSignIns = new Map<string, PendingSignIn>()
   let publicUrl = ""
@@ -157,18 +183,49 @@ export const startClientApp = async (options: ClientAppOptions): Promise<Running
     onReauth: endSessionsOf
   })
 
-  const forgetExpiredSignIns = () => {
-    const oldest = Date.now() - PENDING_SIGN_IN_LIFETIME_MS
+  const forgetExpired = () => {
+    const oldestSignIn = now() - PENDING_SIGN_IN_LIFETIME_MS
     for (const [id, pending] of pendingSignIns) {
-      if (pending.startedAt < oldest) pendingSignIns.delete(id)
+      if (pending.startedAt < oldestSignIn) pendingSignIns.delete(id)
+    }
+    const oldestUse = now() - idleTimeoutMs
+    for (const [id, session] of sessions) {
+      if (session.lastSeenAt < oldestUse) sessions.delete(id)
     }
   }
 
+  /**
+   * The request's session, if it has one still in use. An expired access token is refreshed and the user read
+   * again; a refused refresh (the user was suspended or signed out at the SSO) ends the session.
+   */
+  const currentSession = async (request: IncomingMessage): Promise<readonly [string, Session] | undefined> => {
+    const sessionId = cookiesOf(request).get(SESSION_COOKIE)
+    const session = sessionId === undefined ? undefined : sessions.get(sessionId)
+    if (sessionId === undefined || session === undefined) return undefined
+    if (now() - session.lastSeenAt >= idleTimeoutMs) {
+      sessions.delete(sessionId)
+      return undefined
+    }
+    session.lastSeenAt = now()
+    if (now() >= accessTokenExpiresAt(session.tokens).getTime()) {
+      try {
+        session.tokens = await sso.refresh(session.tokens.refresh_token)
+        const user = await sso.fetchUser(session.tokens.access_token)
+        session.user = { name: user.name, email: user.email, permissions: user.permissions }
+      } catch (error) {
+        if (!(error instanceof OAuthRequestRefused)) throw error
+        sessions.delete(sessionId)
+        return undefined
+      }
+    }
+    return [sessionId, session]
+  }
+
   const signIn = (response: ServerResponse) => {
-    forgetExpiredSignIns()
+    forgetExpired()
     const start = sso.authorizationUrl({ redirectUri })
     const attemptId = randomId()
-    pendingSignIns.set(attemptId, { state: start.state, codeVerifier: start.codeVerifier, startedAt: Date.now() })
+    pendingSignIns.set(attemptId, { state: start.state, codeVerifier: start.codeVerifier, startedAt: now() })
     redirect(response, start.url, [cookie(PENDING_SIGN_IN_COOKIE, attemptId, PENDING_SIGN_IN_LIFETIME_MS / 1000)])
   }
 
@@ -178,7 +235,7 @@ export const startClientApp = async (options: ClientAppOptions): Promise<Running
     // A callback is good for one try: a forged one also spends the attempt, and the user starts again.
     if (attemptId !== undefined) pendingSignIns.delete(attemptId)
     const clearAttempt = expiredCookie(PENDING_SIGN_IN_COOKIE)
-    if (pending === undefined || pending.startedAt < Date.now() - PENDING_SIGN_IN_LIFETIME_MS) {
+    if (pending === undefined || pending.startedAt < now() - PENDING_SIGN_IN_LIFETIME_MS) {
       return sendHtml(response, 400, page("Sign-in failed", `<p>This sign-in has expired. <a href="/auth/sign-in">Sign in again</a></p>`), {
         "set-cookie": clearAttempt
       })
@@ -191,7 +248,9 @@ export const startClientApp = async (options: ClientAppOptions): Promise<Running
       sessions.set(sessionId, {
         uid: user.uid,
         user: { name: user.name, email: user.email, permissions: user.permissions },
-        tokens
+        tokens,
+        csrfToken: randomId(),
+        lastSeenAt: now()
       })
       redirect(response, "/", [clearAttempt, cookie(SESSION_COOKIE, sessionId)])
     } catch (error) {
@@ -203,9 +262,15 @@ export const startClientApp = async (options: ClientAppOptions): Promise<Running
     }
   }
 
-  const signOut = (request: IncomingMessage, response: ServerResponse) => {
-    const sessionId = cookiesOf(request).get(SESSION_COOKIE)
-    if (sessionId !== undefined) sessions.delete(sessionId)
+  const signOut = async (request: IncomingMessage, response: ServerResponse) => {
+    const current = await currentSession(request)
+    if (current !== undefined) {
+      const presented = (await readForm(request)).get("csrf_token") ?? ""
+      if (!sameSecret(presented, current[1].csrfToken)) {
+        return sendHtml(response, 403, page("Not signed out", `<p>This sign-out did not come from this site's form. <a href="/">Back</a></p>`))
+      }
+      sessions.delete(current[0])
+    }
     redirect(response, "/", [expiredCookie(SESSION_COOKIE)])
   }
 
@@ -213,13 +278,9 @@ export const startClientApp = async (options: ClientAppOptions): Promise<Running
     if (await pushes.handle(request, response)) return
     const { pathname } = new URL(request.url ?? "/", "http://app.invalid")
     const method = request.method ?? "GET"
-    if (pathname === "/" && method === "GET") {
-      const sessionId = cookiesOf(request).get(SESSION_COOKIE)
-      return sendHtml(response, 200, homePage(sessionId === undefined ? undefined : sessions.get(sessionId)))
-    }
+    if (pathname === "/" && method === "GET") return sendHtml(response, 200, homePage((await currentSession(request))?.[1]))
     if (pathname === "/auth/sign-in" && method === "GET") return signIn(response)
     if (pathname === "/auth/callback" && method === "GET") return callback(request, response)
-    // SameSite=Lax keeps the session cookie off cross-site POSTs, so another site cannot sign people out.
     if (pathname === "/auth/sign-out" && method === "POST") return signOut(request, response)
     sendHtml(response, 404, page("Not found", "<p>Not found</p>"))
   }

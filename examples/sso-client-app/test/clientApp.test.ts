@@ -12,24 +12,33 @@ let sso: RealSso
 let app: RunningClientApp
 let applicationName: string
 
-beforeAll(async () => {
-  sso = await startRealSso()
-  applicationName = unique("Example app")
+/** Starts an example app and registers it at the SSO under a new name. */
+const registeredApp = async (
+  options: { readonly pushUpdates: boolean; readonly now?: () => number; readonly sessionIdleTimeoutMs?: number }
+) => {
+  const name = unique("Example app")
   // The app's port is known only once it listens, so its credentials are chosen here and registered after.
   const clientId = randomBytes(16).toString("hex")
   const clientSecret = randomBytes(16).toString("hex")
-  app = await startClientApp({ ssoUrl: sso.url, clientId, clientSecret, applicationName, host: "127.0.0.1" })
+  const { pushUpdates, ...timing } = options
+  const started = await startClientApp({ ssoUrl: sso.url, clientId, clientSecret, applicationName: name, host: "127.0.0.1", ...timing })
   await sso.run(Effect.flatMap(Directory, (directory) =>
     directory.createApplication({
-      name: applicationName,
-      homeUri: app.publicUrl,
-      redirectUris: [`${app.publicUrl}/auth/callback`],
+      name,
+      homeUri: started.publicUrl,
+      redirectUris: [`${started.publicUrl}/auth/callback`],
       permissions: ["editor"],
-      pushUpdates: true,
+      pushUpdates,
       pushFormat: "seed",
       clientId,
       clientSecret
     })))
+  return { app: started, name }
+}
+
+beforeAll(async () => {
+  sso = await startRealSso()
+  ;({ app, name: applicationName } = await registeredApp({ pushUpdates: true }))
 })
 afterAll(async () => {
   await app?.close()
@@ -37,12 +46,12 @@ afterAll(async () => {
 })
 
 /** A user with `signin` on the example app. */
-const newUser = async () => {
+const newUser = async (onApplication = applicationName) => {
   const email = `${unique("user")}@example.com`
   const created = await sso.run(Effect.gen(function*() {
     const directory = yield* Directory
     const user = yield* directory.createUser({ email, name: USER_NAME, password: PASSWORD })
-    yield* directory.setPermissions(user.user.uid, applicationName, ["signin"])
+    yield* directory.setPermissions(user.user.uid, onApplication, ["signin"])
     return user
   }))
   return { uid: created.user.uid, email }
@@ -109,7 +118,12 @@ const formField = (html: string, name: string) => {
 }
 
 /** Signs in at the SSO's page the browser was sent to; returns the URL the SSO then sends the browser to. */
-const submitSsoSignIn = async (browser: Browser, signInPage: { response: Response; url: URL }, email: string) => {
+const submitSsoSignIn = async (
+  browser: Browser,
+  signInPage: { response: Response; url: URL },
+  email: string,
+  to: RunningClientApp = app
+) => {
   expect(signInPage.url.origin).toBe(sso.url)
   expect(signInPage.response.status).toBe(200)
   const html = await signInPage.response.text()
@@ -125,16 +139,16 @@ const submitSsoSignIn = async (browser: Browser, signInPage: { response: Respons
     url = new URL(response.headers.get("location")!, url)
     if (url.origin === sso.url) response = await browser.get(url)
   }
-  expect(url.origin).toBe(app.publicUrl)
+  expect(url.origin).toBe(to.publicUrl)
   return url
 }
 
 /** The whole sign-in, from the app's sign-in link back to its home page. */
-const signIn = async (email: string) => {
+const signIn = async (email: string, to: RunningClientApp = app) => {
   const browser = makeBrowser()
-  const callback = await submitSsoSignIn(browser, await browser.navigate(`${app.url}/auth/sign-in`), email)
+  const callback = await submitSsoSignIn(browser, await browser.navigate(`${to.url}/auth/sign-in`), email, to)
   const home = await browser.navigate(callback)
-  expect(home.url.href).toBe(`${app.url}/`)
+  expect(home.url.href).toBe(`${to.url}/`)
   return { browser, home: await home.response.text() }
 }
 
@@ -145,8 +159,8 @@ interface HomePage {
   readonly permissions: ReadonlyArray<string>
 }
 
-const readHome = async (browser: Browser): Promise<HomePage> => {
-  const response = await browser.get(`${app.url}/`)
+const readHome = async (browser: Browser, of: RunningClientApp = app): Promise<HomePage> => {
+  const response = await browser.get(`${of.url}/`)
   expect(response.status).toBe(200)
   return parseHome(await response.text())
 }
@@ -195,9 +209,18 @@ describe("the example SSO client app", () => {
     expect(parseHome(home)).toEqual({ signedIn: true, name: USER_NAME_IN_HTML, email, permissions: ["signin"] })
     expect(browser.cookiesOf(app.url).has("signin_attempt")).toBe(false)
 
-    const signOut = await browser.post(`${app.url}/auth/sign-out`)
+    const signOut = await browser.post(`${app.url}/auth/sign-out`, { csrf_token: formField(home, "csrf_token") })
     expect(signOut.status).toBe(303)
     expect(await readHome(browser)).toMatchObject({ signedIn: false })
+  })
+
+  it("signs out only through its own form: a POST without the form's token is refused and the session stays", async () => {
+    const { email } = await newUser()
+    const { browser } = await signIn(email)
+    for (const fields of [{}, { csrf_token: "forged" }]) {
+      expect((await browser.post(`${app.url}/auth/sign-out`, fields)).status).toBe(403)
+      expect(await readHome(browser)).toMatchObject({ signedIn: true })
+    }
   })
 
   it("sets the session cookie HttpOnly and SameSite=Lax", async () => {
@@ -283,5 +306,49 @@ describe("the example SSO client app", () => {
     expect(reauth.status).toBe(401)
 
     expect(await readHome(browser)).toEqual({ signedIn: true, name: USER_NAME_IN_HTML, email, permissions: ["signin"] })
+  })
+})
+
+describe("the example app's sessions over time", () => {
+  // pushes are off for this app, so what it shows after a while comes from refreshing, not from a push
+  let clock: { now: number }
+  let timed: { app: RunningClientApp; name: string }
+  beforeAll(async () => {
+    clock = { now: Date.now() }
+    timed = await registeredApp({ pushUpdates: false, now: () => clock.now, sessionIdleTimeoutMs: 30 * 60_000 })
+  })
+  afterAll(() => timed?.app.close())
+
+  const grant = (uid: string, permissions: Array<string>) =>
+    sso.run(Effect.flatMap(Directory, (directory) => directory.setPermissions(uid, timed.name, permissions)))
+
+  it("ends a session unused for 30 minutes, and keeps one in use", async () => {
+    const { email } = await newUser(timed.name)
+    const { browser } = await signIn(email, timed.app)
+    clock.now += 29 * 60_000
+    expect(await readHome(browser, timed.app)).toMatchObject({ signedIn: true })
+    clock.now += 29 * 60_000
+    expect(await readHome(browser, timed.app)).toMatchObject({ signedIn: true })
+    clock.now += 30 * 60_000
+    expect(await readHome(browser, timed.app)).toMatchObject({ signedIn: false })
+  })
+
+  it("refreshes an expired access token and reads the user again; a refused refresh ends the session", async () => {
+    const { uid, email } = await newUser(timed.name)
+    const { browser } = await signIn(email, timed.app)
+    await grant(uid, ["signin", "editor"])
+    expect(await readHome(browser, timed.app)).toMatchObject({ permissions: ["signin"] })
+    for (let minutes = 0; minutes <= 120; minutes += 20) {
+      clock.now += 20 * 60_000
+      await readHome(browser, timed.app)
+    }
+    expect(await readHome(browser, timed.app)).toMatchObject({ signedIn: true, permissions: ["editor", "signin"] })
+
+    await sso.run(Effect.flatMap(Directory, (directory) => directory.suspend(uid, "left")))
+    for (let minutes = 0; minutes <= 120; minutes += 20) {
+      clock.now += 20 * 60_000
+      if (!(await readHome(browser, timed.app)).signedIn) break
+    }
+    expect(await readHome(browser, timed.app)).toMatchObject({ signedIn: false })
   })
 })
