@@ -6,15 +6,16 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Deferred, Duration, Effect, Exit, Layer, Option } from "effect"
+import { Deferred, Duration, Effect, Exit, Layer, Metric, Option, Runtime } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import type { ServerConfig } from "../config"
-import type { ServiceSlot } from "../services/slot"
+import type { ServiceSlot, SlotContext } from "../services/slot"
 import { apiLayer } from "./api"
 import { LimitedIncomingMessage } from "./bodyLimit"
 import { Draining } from "./draining"
+import { answerFast, FastAnswers, fastAnswersServed } from "./fastAnswers"
 
 const createNodeServer = (tls: ServerConfig["tls"]): Http.Server =>
   tls === undefined
@@ -33,6 +34,13 @@ const jsonWithCharset = HttpApp.appendPreResponseHandler((_request, response) =>
       : response
   )
 )
+
+/** The registry of fast answers, with those of `slots` registered over the slots' service layers. */
+const fastAnswersLayer = (slots: ReadonlyArray<ServiceSlot>) =>
+  slots.reduce<Layer.Layer<never, never, SlotContext | FastAnswers>>(
+    (all, slot) => Layer.merge(all, slot.fastAnswers),
+    Layer.empty
+  ).pipe(Layer.provideMerge(FastAnswers.layer))
 
 /**
  * The HTTP host, serving the health checks and the routes of `slots`. On shutdown it stops accepting connections,
@@ -86,6 +94,42 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
     )
   }))
 
+  /**
+   * Requests a slot can answer from memory are answered before the HTTP stack sees them, with the stack's access log
+   * line. Not while draining: those answers must close their connections, which the stack's path does.
+   */
+  const fastPath = Layer.scopedDiscard(Effect.gen(function*() {
+    const answers = yield* (yield* FastAnswers).all
+    if (answers.length === 0) return
+    const draining = yield* Draining
+    const runtime = yield* Effect.runtime<never>()
+    const logAnswer = (request: Http.IncomingMessage, status: number) =>
+      Runtime.runSync(runtime)(
+        Effect.log("Sent HTTP response").pipe(
+          Effect.annotateLogs({ "http.method": request.method ?? "GET", "http.url": request.url ?? "/", "http.status": status }),
+          Effect.zipRight(Metric.increment(fastAnswersServed))
+        )
+      )
+    let drainingBegan = false
+    yield* draining.onBegin(Effect.sync(() => {
+      drainingBegan = true
+    }))
+    const emit = server.emit
+    server.emit = function(this: Http.Server, event: string, ...args: Array<any>) {
+      if (event === "request" && !drainingBegan) {
+        const answered = answerFast(answers, args[0], args[1])
+        if (answered !== undefined) {
+          logAnswer(args[0], answered.status)
+          return true
+        }
+      }
+      return Reflect.apply(emit, this, [event, ...args])
+    } as typeof server.emit
+    yield* Effect.addFinalizer(() => Effect.sync(() => {
+      server.emit = emit
+    }))
+  }))
+
   const announce = Layer.effectDiscard(
     HttpServer.addressFormattedWith((address) =>
       Effect.logInfo("Listening").pipe(Effect.annotateLogs({ address: address.replace("0.0.0.0", "localhost") }))
@@ -94,8 +138,9 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
 
   // The API and the services behind it are built before the port opens: a connection accepted earlier would wait for
   // an answer until they were ready.
-  return Layer.mergeAll(serving.pipe(Layer.flatMap(() => drainOnShutdown)), announce).pipe(
+  return Layer.mergeAll(serving.pipe(Layer.flatMap(() => drainOnShutdown)), announce, fastPath).pipe(
     Layer.provideMerge(listening),
-    Layer.provide(apiLayer(slots))
+    Layer.provide(apiLayer(slots)),
+    Layer.provide(fastAnswersLayer(slots))
   )
 }

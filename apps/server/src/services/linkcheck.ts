@@ -27,6 +27,7 @@ export const linkcheckSlot = (
     prepare: Effect.void,
     routes: Linkcheck.linkcheckHandlers(api).pipe(Layer.provide(service), Layer.provide(access)),
     workers: Linkcheck.workers.pipe(Layer.provide(service)),
+    fastAnswers: Layer.empty,
     readiness: Layer.effectDiscard(Effect.gen(function*() {
       const linkChecker = yield* Linkcheck.LinkChecker
       const sections = yield* ReadinessSections

@@ -6,6 +6,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { Effect, Layer } from "effect"
 import type { ServiceName } from "../config"
 import type { DatabaseNotifications } from "../database"
+import type { FastAnswers } from "../http/fastAnswers"
 import type { ReadinessSections } from "../http/readiness"
 
 /** What the host provides to every slot's layers and effects. */
@@ -27,6 +28,8 @@ export interface ServiceSlot {
   readonly workers: Layer.Layer<never, never, SlotContext>
   /** Registers the service's figures for `/healthcheck/ready` (pending work, its age), over the same service layer. */
   readonly readiness: Layer.Layer<never, never, SlotContext | ReadinessSections>
+  /** Registers what the service answers from memory before the HTTP stack (hot reads), over the same service layer. */
+  readonly fastAnswers: Layer.Layer<never, never, SlotContext | FastAnswers>
   readonly migrate: Effect.Effect<void, unknown, SqlClient>
   /** What the service sets up once its schema is migrated (first-start records, a bootstrap file); at every start. */
   readonly prepare: Effect.Effect<void, unknown, SlotContext>

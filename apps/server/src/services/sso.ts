@@ -3,10 +3,11 @@ import { JobQueue } from "@civicstack/jobs"
 import { DatabaseNotifications } from "../database"
 import { AdminGroup, BrowserGroup, OAuthGroup } from "@civicstack/core-sso/api"
 import * as HttpApi from "@effect/platform/HttpApi"
-import { Duration, Effect, Layer, Option, Schema } from "effect"
+import { Duration, Effect, Layer, Option, Runtime, Schema } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import type { ServerConfig } from "../config"
+import { FastAnswers } from "../http/fastAnswers"
 import { ReadinessSections } from "../http/readiness"
 import type { ServiceSlot } from "./slot"
 
@@ -100,6 +101,21 @@ export const ssoSlot = (config: ServerConfig, service: ReturnType<typeof ssoServ
     prepare: Effect.provide(prepare, service),
     routes: Sso.ssoHandlers(api).pipe(Layer.provide(service)),
     workers: Sso.workers.pipe(Layer.provide(service)),
+    fastAnswers: Layer.effectDiscard(Effect.gen(function*() {
+      const oauth = yield* Sso.OAuthServer
+      const runUser = Runtime.runSync(yield* Effect.runtime<never>())
+      yield* (yield* FastAnswers).add((request) => {
+        if (request.method !== "GET" || request.pathname !== "/user.json") return undefined
+        const clientIds = request.query.getAll("client_id")
+        if (clientIds.length > 1 || [...request.query.keys()].some((name) => name !== "client_id")) return undefined
+        const answer = runUser(oauth.userFromMemory(request.authorization, clientIds[0]))
+        return Option.isNone(answer) ? undefined : {
+          status: 200,
+          headers: { "cache-control": "no-store", "content-type": "application/json; charset=utf-8" },
+          body: JSON.stringify(answer.value)
+        }
+      })
+    })).pipe(Layer.provide(service)),
     readiness: Layer.effectDiscard(Effect.gen(function*() {
       const sections = yield* ReadinessSections
       const jobs = yield* JobQueue

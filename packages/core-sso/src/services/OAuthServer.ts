@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { Clock, Context, Duration, Effect, Either, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { InvalidToken, OAuthClientRefused, OAuthRequestRefused, OAuthThrottled } from "../api/errors"
 import type { OAuthErrorCode } from "../api/errors"
@@ -16,7 +16,7 @@ import { verifierAnswers } from "../domain/pkce"
 import type { AccessToken, Application, RefreshToken, User } from "../domain/records"
 import { isLive } from "../domain/records"
 import { hashSecret, isSecretShaped, matchesHash, newSecret } from "../domain/secrets"
-import type { RefreshSuccessors, StoreError } from "../storage/SsoStore"
+import type { RefreshSuccessors, StoreError, TokenHolder } from "../storage/SsoStore"
 import { accessProblem, userAccess } from "./access"
 import { now, SsoParts } from "./SsoParts"
 import { makeThrottle } from "./throttle"
@@ -72,6 +72,14 @@ export class OAuthServer extends Context.Tag("@civicstack/core-sso/OAuthServer")
    * Who holds a bearer token issued to the named application (the SSO's own, or a service it guards), with their
    * permissions on it. For the admin API and for services that share the SSO's process.
    */
+  /**
+   * `user`'s answer when the token's holder is in memory and the token is accepted; `None` otherwise (then ask
+   * `user`). Never waits: for answering `GET /user.json` outside the HTTP stack.
+   */
+  readonly userFromMemory: (
+    authorization: string | undefined,
+    clientId: string | undefined
+  ) => Effect.Effect<Option.Option<ClientUser>>
   readonly caller: (
     authorization: string | undefined,
     applicationName: string
@@ -306,12 +314,16 @@ export const oauthServerLayer = Layer.effect(
           : Option.none()
       })
 
-    /** The live access token of an `Authorization` header, with its application, its user (not suspended) and their permissions there. */
-    const tokenHolder = (authorization: string | undefined) =>
+    /**
+     * The live access token of an `Authorization` header, with its application, its user (not suspended) and their
+     * permissions there, from `lookup`.
+     */
+    const tokenHolderFrom = <E>(lookup: (tokenHash: string) => Effect.Effect<Option.Option<TokenHolder>, E>) =>
+    (authorization: string | undefined) =>
       Effect.gen(function*() {
         const token = bearerToken(authorization)
         if (token === undefined) return yield* invalidToken("No bearer access token was sent")
-        const found = isSecretShaped(token) ? yield* store.tokenHolder(hashSecret(token)) : Option.none()
+        const found = isSecretShaped(token) ? yield* lookup(hashSecret(token)) : Option.none()
         if (Option.isNone(found)) return yield* invalidToken("The access token is not valid")
         const holder = found.value
         if (holder.accessToken.revokedAt !== null) return yield* invalidToken("The access token has been revoked")
@@ -321,6 +333,34 @@ export const oauthServerLayer = Layer.effect(
         if (holder.user.suspendedAt !== null) return yield* invalidToken("The user is suspended")
         return holder
       })
+
+    const tokenHolder = tokenHolderFrom(store.tokenHolder)
+
+    /** `GET /user.json`'s answer for the holder of `authorization`, found by `lookup`. */
+    const clientUserFrom = <E>(lookup: (tokenHash: string) => Effect.Effect<Option.Option<TokenHolder>, E>) =>
+    (authorization: string | undefined, clientId: string | undefined) =>
+      Effect.gen(function*() {
+        const { application, permissions, user } = yield* tokenHolderFrom(lookup)(authorization)
+        if (clientId !== undefined && !matchesHash(clientId, application.clientIdHash)) {
+          return yield* invalidToken("The access token was not issued to this client")
+        }
+        const problem = accessProblem(user, application, permissions)
+        if (problem !== undefined) return yield* invalidToken(problem)
+        return {
+          user: {
+            uid: user.uid,
+            name: user.name,
+            email: user.email,
+            permissions,
+            organisation_slug: user.organisationSlug,
+            organisation_content_id: user.organisationContentId,
+            disabled: false
+          }
+        } satisfies ClientUser
+      })
+
+    const inMemory = (tokenHash: string) =>
+      Effect.map(Clock.currentTimeMillis, (nowMillis) => store.tokenHolderInMemory(tokenHash, nowMillis))
 
     const issuerUrl = (path: string) => new URL(path, settings.issuer).toString()
 
@@ -361,26 +401,10 @@ export const oauthServerLayer = Layer.effect(
           }
         }),
 
-      user: (origin, clientId) =>
-        Effect.gen(function*() {
-          const { application, permissions, user } = yield* tokenHolder(origin.authorization)
-          if (clientId !== undefined && !matchesHash(clientId, application.clientIdHash)) {
-            return yield* invalidToken("The access token was not issued to this client")
-          }
-          const problem = accessProblem(user, application, permissions)
-          if (problem !== undefined) return yield* invalidToken(problem)
-          return {
-            user: {
-              uid: user.uid,
-              name: user.name,
-              email: user.email,
-              permissions,
-              organisation_slug: user.organisationSlug,
-              organisation_content_id: user.organisationContentId,
-              disabled: false
-            }
-          }
-        }),
+      user: (origin, clientId) => clientUserFrom(store.tokenHolder)(origin.authorization, clientId),
+
+      userFromMemory: (authorization, clientId) =>
+        clientUserFrom(inMemory)(authorization, clientId).pipe(Effect.option),
 
       caller: (authorization, applicationName) =>
         Effect.gen(function*() {

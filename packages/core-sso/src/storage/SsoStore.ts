@@ -130,6 +130,11 @@ export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoSt
    * database's notifications (see `layerSql`).
    */
   readonly tokenHolder: (tokenHash: string) => Effect.Effect<Option.Option<TokenHolder>, StoreError>
+  /**
+   * What `tokenHolder` answers, when the store can answer it from memory without waiting; `None` otherwise. For
+   * answering hot reads outside the HTTP stack: never stale, never a read.
+   */
+  readonly tokenHolderInMemory: (tokenHash: string, nowMillis: number) => Option.Option<TokenHolder>
   readonly accessTokenById: (id: string) => Effect.Effect<Option.Option<AccessToken>, StoreError>
   /** The API tokens issued to a user, newest first. */
   readonly apiTokensOf: (uid: string) => Effect.Effect<ReadonlyArray<AccessToken>, StoreError>

@@ -28,6 +28,16 @@ export const makeHolderCache = (options: HolderCacheOptions) => {
     if (entries.size > options.capacity) entries.delete(entries.keys().next().value!)
   }
 
+  /** The holder kept in memory, if it is there and may be answered from; never reads. */
+  const peek = (tokenHash: string, nowMillis: number): Option.Option<TokenHolder> => {
+    const kept = enabled ? entries.get(tokenHash) : undefined
+    if (kept === undefined || nowMillis - kept.storedAt >= maxAgeMillis) return Option.none()
+    // the most recently used come last, so the first are evicted first
+    entries.delete(tokenHash)
+    entries.set(tokenHash, kept)
+    return Option.some(kept.holder)
+  }
+
   return {
     invalidate,
     get enabled() {
@@ -37,6 +47,7 @@ export const makeHolderCache = (options: HolderCacheOptions) => {
       enabled = on
       invalidate()
     },
+    peek,
     /** The holder from memory when it is there, else from `read`, kept for next time. */
     lookup: (
       tokenHash: string,
@@ -45,13 +56,8 @@ export const makeHolderCache = (options: HolderCacheOptions) => {
       Effect.suspend(() => {
         if (!enabled) return read
         return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const kept = entries.get(tokenHash)
-          if (kept !== undefined && now - kept.storedAt < maxAgeMillis) {
-            // the most recently used come last, so the first are evicted first
-            entries.delete(tokenHash)
-            entries.set(tokenHash, kept)
-            return Effect.succeed(Option.some(kept.holder))
-          }
+          const kept = peek(tokenHash, now)
+          if (Option.isSome(kept)) return Effect.succeed(kept)
           const readFrom = generation
           return Effect.tap(read, (found) => {
             if (Option.isSome(found) && enabled && generation === readFrom) keep(tokenHash, found.value, now)

@@ -11,7 +11,7 @@ import type {
   User
 } from "../domain/records"
 import { AlreadyTaken, SsoStore } from "./SsoStore"
-import type { PushCredential, TokenSelection, UserChanges } from "./SsoStore"
+import type { PushCredential, TokenHolder, TokenSelection, UserChanges } from "./SsoStore"
 
 type Store = Context.Tag.Service<SsoStore>
 
@@ -90,6 +90,15 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
     return revoked
   }
 
+  const holderOf = (hash: string): Option.Option<TokenHolder> => {
+    const accessToken = accessTokens.get(hash)
+    const application = accessToken && applications.get(accessToken.applicationId)
+    const user = accessToken && users.get(accessToken.userUid)
+    if (accessToken === undefined || application === undefined || user === undefined) return Option.none()
+    const held = permissions.get(user.uid)?.get(application.id) ?? []
+    return Option.some({ accessToken, application, user, permissions: held })
+  }
+
   return {
     exclusively: setupLock.withPermits(1),
     atomically: (effect) => effect,
@@ -151,15 +160,8 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
 
     insertAccessToken: (token) => Effect.sync(() => void accessTokens.set(token.tokenHash, token)),
     accessTokenByHash: (hash) => Effect.sync(() => Option.fromNullable(accessTokens.get(hash))),
-    tokenHolder: (hash) =>
-      Effect.sync(() => {
-        const accessToken = accessTokens.get(hash)
-        const application = accessToken && applications.get(accessToken.applicationId)
-        const user = accessToken && users.get(accessToken.userUid)
-        if (accessToken === undefined || application === undefined || user === undefined) return Option.none()
-        const held = permissions.get(user.uid)?.get(application.id) ?? []
-        return Option.some({ accessToken, application, user, permissions: held })
-      }),
+    tokenHolder: (hash) => Effect.sync(() => holderOf(hash)),
+    tokenHolderInMemory: holderOf,
     accessTokenById: (id) => find(accessTokens.values(), (token) => token.id === id),
     apiTokensOf: (uid) =>
       Effect.sync(() =>

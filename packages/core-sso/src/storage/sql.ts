@@ -526,6 +526,7 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
         Option.map(toAccessToken)
       ),
     tokenHolder: (hash) => holders.lookup(hash, readTokenHolder(hash)),
+    tokenHolderInMemory: holders.peek,
     accessTokenById: (id) =>
       storable(id)
         ? Effect.map(

@@ -258,6 +258,34 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       expect((yield* holder).accessToken.revokedAt).toEqual(at(2))
     }))
 
+    test("answers a holder from memory only as tokenHolder would answer it now", Effect.gen(function*() {
+      const store = yield* withApplicationAndUser
+      yield* store.setPermissions(aUser().uid, "app-1", ["signin"])
+      yield* store.insertAccessToken(anAccessToken())
+      const inMemory = Effect.map(Clock.currentTimeMillis, (nowMillis) => store.tokenHolderInMemory("access-hash-1", nowMillis))
+      const read = yield* store.tokenHolder("access-hash-1")
+      expect(yield* inMemory).toEqual(read)
+      expect(store.tokenHolderInMemory("nope", 0)).toEqual(Option.none())
+
+      const changes = [
+        store.setPermissions(aUser().uid, "app-1", ["signin", "editor"]),
+        store.updateUser(aUser().uid, { name: "Ada King" }),
+        store.setSuspension(aUser().uid, { at: at(1), reason: "Left" }),
+        store.updateApplication(anApplication({ retired: true })),
+        store.revokeTokens({ accessTokenId: "access-1" }, at(2))
+      ]
+      for (const change of changes) {
+        yield* change
+        const remembered = yield* inMemory
+        // forgotten, or already the new answer: never the one from before the change
+        if (Option.isSome(remembered)) expect(remembered).toEqual(yield* store.tokenHolder("access-hash-1"))
+        const current = yield* store.tokenHolder("access-hash-1")
+        expect(current).not.toEqual(read)
+        const kept = yield* inMemory
+        if (Option.isSome(kept)) expect(kept).toEqual(current)
+      }
+    }))
+
     test("a change rolled back leaves the token's holder as it was", Effect.gen(function*() {
       const store = yield* withApplicationAndUser
       yield* store.setPermissions(aUser().uid, "app-1", ["signin"])
