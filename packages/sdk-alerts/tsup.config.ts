@@ -9,7 +9,14 @@ export default defineConfig({
   format: ["esm"],
   dts: {
     resolve: true,
-    compilerOptions: { paths: { "@civicstack/core-alerts/api": ["./../core-alerts/src/api/index.ts"] } }
+    compilerOptions: {
+      // The contract's declarations reach a few of its types (KeyedRecord, SubscriberList) through the module
+      // specifier "src"; mapping it as well bundles them instead of leaving an import of a package named src.
+      paths: {
+        "@civicstack/core-alerts/api": ["./../core-alerts/src/api/index.ts"],
+        src: ["./../core-alerts/src/api/index.ts"]
+      }
+    }
   },
   noExternal: ["@civicstack/core-alerts"],
   // the contract's sources, as in the monorepo's tests, so the SDK builds without building the core first

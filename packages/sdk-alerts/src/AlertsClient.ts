@@ -10,7 +10,7 @@ import {
   type Criteria,
   type Forbidden,
   type Frequency,
-  Healthcheck,
+  Healthcheck as HealthcheckSchema,
   InvalidRequest,
   type KeyedRecord,
   refusalOf,
@@ -45,7 +45,7 @@ export interface AlertsClientOptions {
 }
 
 /** The queue's health: `status` is the worst of `checks.queue_size` and `checks.queue_age`. */
-export type Healthcheck = typeof Healthcheck.Type
+export type Healthcheck = typeof HealthcheckSchema.Type
 
 /** The service refused the caller: no or a bad token (`Unauthenticated`, 401), or no permission (`Forbidden`, 403). */
 export type AccessRefused = Unauthenticated | Forbidden
@@ -58,7 +58,7 @@ export type AccessRefused = Unauthenticated | Forbidden
 export type Refused = InvalidRequest | UnprocessableEntity
 
 /** What every call can fail with besides the refusals of its own endpoint. */
-type Failure = Refused | AccessRefused | AlertsClientError
+export type CallFailure = Refused | AccessRefused | AlertsClientError
 
 /** What a subscriber list matches on. Every field left out is not matched on. */
 export interface ListCriteria {
@@ -141,31 +141,31 @@ export interface SubscriberSubscriptions {
 
 export interface AlertsClientService {
   /** `POST /subscriber-lists`: the list with exactly these criteria, created when there is none. */
-  readonly findOrCreateList: (list: NewSubscriberList) => Effect.Effect<FoundOrCreatedList, Failure>
+  readonly findOrCreateList: (list: NewSubscriberList) => Effect.Effect<FoundOrCreatedList, CallFailure>
   /** `GET /subscriber-lists?tags[...]`: the list with exactly these criteria. */
-  readonly findList: (criteria: ListCriteria) => Effect.Effect<SubscriberList, SubscriberListNotFound | Failure>
+  readonly findList: (criteria: ListCriteria) => Effect.Effect<SubscriberList, SubscriberListNotFound | CallFailure>
   /** `GET /subscriber-lists/{slug}`. */
-  readonly getList: (slug: string) => Effect.Effect<SubscriberList, SubscriberListNotFound | Failure>
+  readonly getList: (slug: string) => Effect.Effect<SubscriberList, SubscriberListNotFound | CallFailure>
   /** `POST /notifications`: queues the notification for the subscribers of every matching list. */
-  readonly notify: (notification: Notification) => Effect.Effect<void, ContentChangeAlreadyReceived | Failure>
+  readonly notify: (notification: Notification) => Effect.Effect<void, ContentChangeAlreadyReceived | CallFailure>
   /** `POST /content-changes`: `notify` under the name later clients use. */
-  readonly sendContentChange: (notification: Notification) => Effect.Effect<void, ContentChangeAlreadyReceived | Failure>
+  readonly sendContentChange: (notification: Notification) => Effect.Effect<void, ContentChangeAlreadyReceived | CallFailure>
   /** `GET /subscribers/{id}/subscriptions`. */
-  readonly subscriberSubscriptions: (id: number) => Effect.Effect<SubscriberSubscriptions, SubscriberNotFound | Failure>
+  readonly subscriberSubscriptions: (id: number) => Effect.Effect<SubscriberSubscriptions, SubscriberNotFound | CallFailure>
   /** `PATCH /subscribers/{id}`: an address another subscriber has is refused (`UnprocessableEntity`). */
-  readonly changeAddress: (id: number, newAddress: string) => Effect.Effect<Subscriber, SubscriberNotFound | Failure>
+  readonly changeAddress: (id: number, newAddress: string) => Effect.Effect<Subscriber, SubscriberNotFound | CallFailure>
   /** `DELETE /subscribers/{id}`: ends every active subscription; an already deactivated subscriber is not found. */
-  readonly deactivateSubscriber: (id: number) => Effect.Effect<void, SubscriberNotFound | Failure>
+  readonly deactivateSubscriber: (id: number) => Effect.Effect<void, SubscriberNotFound | CallFailure>
   /** `POST /subscriptions`. */
-  readonly subscribe: (subscription: NewSubscription) => Effect.Effect<SubscriptionResult, SubscriberListNotFound | Failure>
+  readonly subscribe: (subscription: NewSubscription) => Effect.Effect<SubscriptionResult, SubscriberListNotFound | CallFailure>
   /** `GET /subscriptions/{id}`: with its list and subscriber. */
-  readonly getSubscription: (id: string) => Effect.Effect<SubscriptionDetails, SubscriptionNotFound | Failure>
+  readonly getSubscription: (id: string) => Effect.Effect<SubscriptionDetails, SubscriptionNotFound | CallFailure>
   /** `PATCH /subscriptions/{id}`: ends the subscription and answers the one that replaces it. */
-  readonly changeFrequency: (id: string, frequency: Frequency) => Effect.Effect<Subscription, SubscriptionNotFound | Failure>
+  readonly changeFrequency: (id: string, frequency: Frequency) => Effect.Effect<Subscription, SubscriptionNotFound | CallFailure>
   /** `POST /unsubscribe/{id}`. */
-  readonly unsubscribe: (id: string) => Effect.Effect<void, SubscriptionNotFound | Failure>
+  readonly unsubscribe: (id: string) => Effect.Effect<void, SubscriptionNotFound | CallFailure>
   /** `POST /subscribers/auth-token`: emails the subscriber a link to `destination` carrying a sign-in token. */
-  readonly sendAuthToken: (request: AuthTokenRequest) => Effect.Effect<Subscriber, SubscriberNotFound | Failure>
+  readonly sendAuthToken: (request: AuthTokenRequest) => Effect.Effect<Subscriber, SubscriberNotFound | CallFailure>
   /** `GET /healthcheck` (open: needs no token). */
   readonly health: () => Effect.Effect<Healthcheck, AlertsClientError>
 }

@@ -35,6 +35,7 @@ export {
   type Notification,
   type Refused,
   type AuthTokenRequest,
+  type CallFailure,
   type SubscriberSubscriptions,
   type SubscriptionResult
 } from "./AlertsClient"
