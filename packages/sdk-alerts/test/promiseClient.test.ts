@@ -62,12 +62,12 @@ describe("createAlertsClient against a server of the same contract", () => {
   const expectRefusal = async (
     call: Promise<unknown>,
     refusalClass: abstract new(...args: never) => AlertsApiError,
-    envelope: { readonly error: unknown; readonly details?: unknown }
+    expected: { readonly status?: number; readonly error?: string; readonly details?: unknown }
   ) => {
     const error = await rejectionOf(call)
     expect(error).toBeInstanceOf(refusalClass)
     expect(error).toBeInstanceOf(AlertsApiError)
-    expect(error).toMatchObject(envelope)
+    expect(error).toMatchObject(expected)
     expect((error as AlertsApiError).status).toBe(recording.last().status)
     return error as AlertsApiError
   }
