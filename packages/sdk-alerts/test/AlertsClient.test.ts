@@ -490,6 +490,7 @@ describe("AlertsClient failures outside the contract", () => {
       const client = yield* AlertsClient
       const error = yield* Effect.flip(client.health())
       expect(error).toMatchObject({ _tag: "AlertsClientError", reason: "UnexpectedResponse", status: 500 })
+      expect(error.message).toMatch(/^The email alert service answered GET http:\/\/alerts\.example\/healthcheck with an unexpected status 500/)
     }).pipe(Effect.provide(answering(respondWith(() => Response.json({ error: "boom" }, { status: 500 }))))))
 
   it.effect("a body outside the contract is AlertsClientError UnexpectedResponse", () =>
@@ -499,6 +500,16 @@ describe("AlertsClient failures outside the contract", () => {
       expect(error).toMatchObject({ _tag: "AlertsClientError", reason: "UnexpectedResponse" })
       expect(error.message).toContain("does not match its contract")
     }).pipe(Effect.provide(answering(respondWith(() => Response.json({ subscriber_list: { id: "one" } }))))))
+
+  it.effect("a body that is not JSON is AlertsClientError UnexpectedResponse", () =>
+    Effect.gen(function*() {
+      const client = yield* AlertsClient
+      const error = yield* Effect.flip(client.getSubscription("abc"))
+      expect(error).toMatchObject({ _tag: "AlertsClientError", reason: "UnexpectedResponse" })
+      expect(error).not.toBeInstanceOf(SubscriptionNotFound)
+    }).pipe(Effect.provide(answering(respondWith(() =>
+      new Response("<html>maintenance</html>", { status: 200, headers: { "content-type": "application/json" } })
+    )))))
 
   it.effect("a 404 whose body is not the envelope is not taken for a refusal", () =>
     Effect.gen(function*() {
