@@ -107,6 +107,14 @@ describe("createAlertsClient against a server of the same contract", () => {
     await client.notify(change)
     expect(recording.last()).toMatchObject({ method: "POST", status: 202 })
     expect(recording.last().url.pathname).toBe("/notifications")
+    await client.sendContentChange({ subject: "Promised subject", body: "Promised body" })
+    expect(recording.last()).toMatchObject({ method: "POST", status: 202 })
+    expect(recording.last().url.pathname).toBe("/content-changes")
+    const received = await server.runPromise(FakeAlerts.use((fake) => fake.notifications))
+    expect(received.slice(-2).map(({ body, path }) => [path, body.title ?? body.subject])).toEqual([
+      ["/notifications", "Promised change"],
+      ["/content-changes", "Promised subject"]
+    ])
     const refusal = await expectRefusal(client.sendContentChange(change), ContentChangeAlreadyReceivedError, {
       error: "Content change already received"
     })
