@@ -227,6 +227,9 @@ const refineFailures = <A, E, R>(
 const decodeArgument = <A, I>(schema: Schema.Schema<A, I>, wireShape: unknown): Effect.Effect<A, Refused> =>
   Effect.mapError(Schema.decodeUnknown(schema)(wireShape), refusalOf)
 
+/** A date as ISO 8601; an invalid one as its text, which the contract's schema then refuses naming the field. */
+const dateOnTheWire = (date: Date) => (Number.isNaN(date.getTime()) ? String(date) : date.toISOString())
+
 /** Copies the fields that are given under their names on the wire; dates are sent as ISO 8601. */
 const onTheWire = <Input extends object>(
   input: Input,
@@ -235,7 +238,7 @@ const onTheWire = <Input extends object>(
   const wire: Record<string, unknown> = {}
   for (const name of Object.keys(wireNames) as Array<keyof Input>) {
     const value = input[name]
-    if (value !== undefined) wire[wireNames[name]] = value instanceof Date ? value.toISOString() : value
+    if (value !== undefined) wire[wireNames[name]] = value instanceof Date ? dateOnTheWire(value) : value
   }
   return wire
 }

@@ -219,10 +219,12 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
 
         const nothing = yield* Effect.flip(client.notify({ subject: "Only a subject" }))
         const badDate = yield* Effect.flip(client.notify({ title: "Dated", publicUpdatedAt: "yesterday" }))
+        const invalidDate = yield* Effect.flip(client.notify({ title: "Dated", publicUpdatedAt: new Date(Number.NaN) }))
 
         expect(nothing).toBeInstanceOf(UnprocessableEntity)
         expect(nothing).toMatchObject({ details: { body: ["a notification needs a subject and a body, or a title"] } })
         expect(badDate).toMatchObject({ _tag: "UnprocessableEntity", details: { public_updated_at: expect.anything() } })
+        expect(invalidDate).toMatchObject({ _tag: "UnprocessableEntity", details: { public_updated_at: expect.anything() } })
         expect((yield* fake.notifications).length).toBe(before)
       }))
   })
