@@ -21,7 +21,10 @@ const servedFast = () => Effect.runSync(Metric.value(fastAnswersServed)).count
 /** Status, headers (less those of the connection and the clock) and body. */
 const answer = async (path: string, init: RequestInit = {}) => {
   const response = await fetch(`${server.url}${path}`, init)
-  const headers = Object.fromEntries([...response.headers].filter(([name]) => !["date", "connection", "keep-alive"].includes(name)))
+  const headers: Record<string, string> = {}
+  response.headers.forEach((value, name) => {
+    if (!["date", "connection", "keep-alive"].includes(name)) headers[name] = value
+  })
   return { status: response.status, headers, body: await response.text() }
 }
 
