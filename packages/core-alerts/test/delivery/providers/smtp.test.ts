@@ -73,6 +73,17 @@ describe("smtp provider", () => {
       expect(server.received.map((m) => m.envelopeTo)).toEqual([["reader@example.org"]])
     }))
 
+  it.scopedLive("any 5xx to RCPT TO is permanent, with or without an enhanced status", () =>
+    Effect.gen(function*() {
+      const server = yield* startSmtpServer({
+        refuseRecipients: { "odd@example.org": [553, "Mailbox name not allowed"] }
+      })
+      const smtp = yield* provider({ url: server.url })
+      const failure = yield* sendFailure(smtp, { ...email, address: "odd@example.org" })
+      expect(failure).toBeInstanceOf(PermanentDeliveryFailure)
+      expect(failure.reason).toContain("Mailbox name not allowed")
+    }))
+
   it.scopedLive("a 451 to RCPT TO is a temporary failure", () =>
     Effect.gen(function*() {
       const server = yield* startSmtpServer({
