@@ -1,4 +1,4 @@
-import { Duration, Effect, Either, Layer, Redacted } from "effect"
+import { Duration, Effect, Either, Layer, Redacted, Runtime } from "effect"
 import type { Scope } from "effect"
 import { createTransport } from "nodemailer"
 import { EmailProvider, PermanentDeliveryFailure, TemporaryDeliveryFailure } from "../EmailProvider"
@@ -106,6 +106,15 @@ export const makeSmtpProvider = (
       ),
       (transport) => Effect.sync(() => transport.close())
     )
+    // an error on an idle pooled connection is emitted, and an emitter with no listener would end the process
+    const runtime = yield* Effect.runtime<never>()
+    transport.on("error", (error) => {
+      Runtime.runFork(runtime)(
+        Effect.logWarning("the SMTP connection pool reported an error").pipe(
+          Effect.annotateLogs({ error: error instanceof Error ? error.message : String(error) })
+        )
+      )
+    })
     const send = (email: OutgoingEmail): Effect.Effect<void, DeliveryFailure> => {
       const { html, text } = renderEmail({ subject: email.subject, body: email.body })
       return Effect.tryPromise({
