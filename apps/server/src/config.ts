@@ -106,14 +106,18 @@ export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidC
   }
 }
 
-/** One line per bad value: the variable, what it must be, and what it was. */
+/** Variables whose values may hold a password or key: a bad one is named, never shown. */
+const SECRET_VARIABLES = new Set(["DATABASE_URL", "SMTP_URL", "NOTIFY_API_KEY", "ALERTS_AUTH_TOKEN_SECRET"])
+
+/** One line per bad value: the variable, what it must be, and what it was (unless it is a secret). */
 const describeProblems = (error: ConfigError.ConfigError, env: Record<string, string | undefined>) =>
   ConfigError.reduceWithContext(error, undefined, {
     andCase: (_, left: ReadonlyArray<string>, right: ReadonlyArray<string>) => [...left, ...right],
     orCase: (_, left: ReadonlyArray<string>, right: ReadonlyArray<string>) => [...left, ...right],
     invalidDataCase: (_, path, message) => {
       const name = path.join("_")
-      return [`${name} must be ${message} (got ${JSON.stringify(env[name]?.trim())})`]
+      const shown = SECRET_VARIABLES.has(name) ? "" : ` (got ${JSON.stringify(env[name]?.trim())})`
+      return [`${name} must be ${message}${shown}`]
     },
     missingDataCase: (_, path) => [`${path.join("_")} must be set`],
     sourceUnavailableCase: (_, path, message) => [`${path.join("_")} could not be read: ${message}`],
