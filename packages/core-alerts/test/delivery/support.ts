@@ -63,3 +63,13 @@ export const advanceUntil = (what: string, check: () => boolean, step: Duration.
     }
     return yield* Effect.dieMessage(`gave up waiting: ${what}`)
   })
+
+/** `waitFor` with an effectful check. */
+export const waitForEffect = <E, R>(what: string, check: Effect.Effect<boolean, E, R>) =>
+  Effect.gen(function*() {
+    for (let tries = 0; tries < 2000; tries++) {
+      if (yield* check) return
+      yield* letWorkRun
+    }
+    return yield* Effect.dieMessage(`gave up waiting: ${what}`)
+  })
