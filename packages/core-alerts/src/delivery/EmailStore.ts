@@ -74,6 +74,37 @@ export interface Retention {
   readonly deleteAfter: Duration.Duration
 }
 
+export type DigestFrequency = "daily" | "weekly"
+
+export interface DigestWindow {
+  readonly frequency: DigestFrequency
+  /** Notifications recorded at or after `start` and before `end`. */
+  readonly start: Date
+  readonly end: Date
+}
+
+export interface DigestRun extends DigestWindow {
+  readonly id: string
+  readonly completedAt: Date | null
+}
+
+/** One notification for one active subscription at the window's frequency, through a list the notification matched. */
+export interface DigestEntry {
+  readonly subscriberId: number
+  readonly address: string
+  readonly subscriptionId: string
+  readonly listTitle: string
+  readonly notificationId: string
+}
+
+export interface NewDigestEmail {
+  readonly subscriberId: number
+  readonly address: string
+  readonly subject: string
+  readonly body: string
+  readonly subscriptionIds: ReadonlyArray<string>
+}
+
 /** What a temporary failure did: the email waits for another attempt, or it ran out of attempts and failed. */
 export type TemporaryFailureOutcome = "retrying" | "failed" | "lost"
 
@@ -113,6 +144,20 @@ export class EmailStore extends Context.Tag("@civicstack/core-alerts/EmailStore"
   readonly figures: Effect.Effect<EmailFigures, StoreError>
   /** Blanks and deletes old sent and failed emails; pending ones are kept whatever their age. */
   readonly prune: (retention: Retention) => Effect.Effect<{ readonly blanked: number; readonly deleted: number }, StoreError>
+  /** The run of this frequency and window end: the one recorded before, or a new one. */
+  readonly startDigestRun: (window: DigestWindow) => Effect.Effect<DigestRun, StoreError>
+  readonly completeDigestRun: (id: string) => Effect.Effect<void, StoreError>
+  /** The notifications recorded in the window (matched or not), oldest first. */
+  readonly notificationsIn: (window: DigestWindow) => Effect.Effect<ReadonlyArray<Notification>, StoreError>
+  /** The window's entries for active subscribers with an id in the range; in no particular order. */
+  readonly digestEntries: (
+    window: DigestWindow,
+    range: { readonly afterSubscriberId: number; readonly throughSubscriberId: number }
+  ) => Effect.Effect<ReadonlyArray<DigestEntry>, StoreError>
+  /** Pending emails of a digest run; a subscriber who has one for the run already is skipped. Returns how many. */
+  readonly insertDigestEmails: (runId: string, emails: ReadonlyArray<NewDigestEmail>) => Effect.Effect<number, StoreError>
+  /** By subscriber id. */
+  readonly emailsOfDigestRun: (runId: string) => Effect.Effect<ReadonlyArray<StoredEmail>, StoreError>
   readonly email: (id: string) => Effect.Effect<Option.Option<StoredEmail>, StoreError>
   /** The emails of a notification's fan-out, by subscriber id. */
   readonly emailsOfNotification: (notificationId: string) => Effect.Effect<ReadonlyArray<StoredEmail>, StoreError>

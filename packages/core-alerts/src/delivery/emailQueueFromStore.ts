@@ -3,14 +3,15 @@ import { Effect, Layer } from "effect"
 import { StoreError } from "../storage/AlertsStore"
 import { EmailQueue } from "./EmailQueue"
 import { EmailStore } from "./EmailStore"
+import { digestJob } from "./digest"
 import { fanOutJob } from "./fanOutJob"
 
 /** Jobs that turn into emails, so they count in the queue's size. */
-const EMAIL_MAKING_QUEUES: ReadonlySet<string> = new Set([fanOutJob.queue])
+const EMAIL_MAKING_QUEUES: ReadonlySet<string> = new Set([fanOutJob.queue, digestJob.queue])
 
 /**
  * The `EmailQueue` the request side uses: a single email is a pending row; the size is the emails waiting plus the
- * fan-out jobs not yet done (runnable, waiting for a retry, or running).
+ * fan-out and digest jobs not yet done (runnable, waiting for a retry, or running).
  */
 export const emailQueueFromStore: Layer.Layer<EmailQueue, never, EmailStore | JobQueue> = Layer.effect(
   EmailQueue,

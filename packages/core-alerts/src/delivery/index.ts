@@ -1,4 +1,5 @@
 /** The email side of core-alerts, for the package's layers to compose; not exported from the package as such. */
+export { digestJob, sendDigests } from "./digest"
 export { fanOutNotification } from "./fanOut"
 export { fanOutJob } from "./fanOutJob"
 export { emailQueueFromStore } from "./emailQueueFromStore"

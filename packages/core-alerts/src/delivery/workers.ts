@@ -4,6 +4,7 @@ import type { Layer as LayerType } from "effect"
 import { Effect, Layer, Schedule } from "effect"
 import type { AlertsStore } from "../storage/AlertsStore"
 import { runDeliveryWorker } from "./deliver"
+import { digestSchedules, runDigestWorker } from "./digest"
 import type { EmailProvider } from "./EmailProvider"
 import type { EmailStore } from "./EmailStore"
 import { runFanOutWorker } from "./fanOut"
@@ -19,8 +20,9 @@ const keepRunning = <A, E, R>(name: string, worker: Effect.Effect<A, E, R>) =>
   )
 
 /**
- * The email side's background work: fan-out of notifications, delivery to the provider, and the retention schedule
- * with its worker. Runs while the layer's scope is open; closing it stops them (unsent emails go back to pending).
+ * The email side's background work: fan-out of notifications, delivery to the provider, the daily and weekly
+ * digests, and the retention of old emails, with their schedules. Runs while the layer's scope is open; closing it
+ * stops them (unsent emails go back to pending).
  */
 export const deliveryWorkers = (
   overrides: Partial<DeliverySettings> = {}
@@ -31,7 +33,8 @@ export const deliveryWorkers = (
       keepRunning("fan-out", runFanOutWorker(settings)),
       keepRunning("delivery", runDeliveryWorker(settings)),
       keepRunning("retention", runRetentionWorker(settings)),
-      keepRunning("retention schedule", runSchedules([retentionSchedule(settings)]))
+      keepRunning("digests", runDigestWorker(settings)),
+      keepRunning("schedules", runSchedules([retentionSchedule(settings), ...digestSchedules(settings)]))
     ], { concurrency: "unbounded", discard: true }).pipe(Effect.forkScoped)
   }))
 

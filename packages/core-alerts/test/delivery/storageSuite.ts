@@ -236,6 +236,90 @@ export const emailStoreSuite = (
       }))
     })
 
+    describe("digests", () => {
+      const window = { frequency: "daily" as const, start: at(-3600), end: at(3600) }
+
+      test("one run per frequency and window end; completing it is recorded", Effect.gen(function*() {
+        const emails = yield* EmailStore
+        const run = yield* emails.startDigestRun(window)
+        expect(run).toMatchObject({ ...window, completedAt: null })
+        expect(yield* emails.startDigestRun(window)).toEqual(run)
+        const weekly = yield* emails.startDigestRun({ ...window, frequency: "weekly" })
+        expect(weekly.id).not.toBe(run.id)
+        yield* clockAt(5)
+        yield* emails.completeDigestRun(run.id)
+        expect(yield* emails.startDigestRun(window)).toEqual({ ...run, completedAt: at(5) })
+      }))
+
+      test("entries pair the window's matched notifications with active subscriptions at its frequency", Effect.gen(function*() {
+        const alerts = yield* AlertsStore
+        const emails = yield* EmailStore
+        const tax = yield* topicList("Tax", "tax")
+        const vat = yield* topicList("VAT", "tax", "vat")
+        const daily = yield* subscriberTo("daily@example.com", [tax.id, vat.id], "daily")
+        yield* subscriberTo("weekly@example.com", [tax.id], "weekly")
+        yield* subscriberTo("now@example.com", [tax.id])
+        const ended = yield* subscriberTo("ended@example.com", [tax.id], "daily")
+        yield* alerts.deactivateSubscriber(ended.subscriber.id, "unsubscribed")
+        yield* clockAt(-3601)
+        const before = yield* recordedNotification
+        yield* clockAt(-3600)
+        const first = yield* recordedNotification
+        yield* clockAt(3599)
+        const last = yield* recordedNotification
+        yield* clockAt(3600)
+        yield* recordedNotification
+        const unmatched = yield* alerts.insertNotification(aNotification({ tags: new Map() }))
+
+        expect((yield* emails.notificationsIn(window)).map((n) => n.id)).toEqual([first.id, last.id])
+        expect(before.id).not.toBe(first.id)
+        const entries = yield* emails.digestEntries(window, { afterSubscriberId: 0, throughSubscriberId: 100 })
+        const key = (entry: { readonly subscriptionId: string; readonly notificationId: string }) =>
+          `${entry.subscriptionId} ${entry.notificationId}`
+        expect(entries.map(key).sort()).toEqual(
+          daily.subscriptions.flatMap((subscription) =>
+            [first, last].map((n) => key({ subscriptionId: subscription.id, notificationId: n.id }))
+          ).sort()
+        )
+        expect(entries[0]).toMatchObject({ subscriberId: daily.subscriber.id, address: "daily@example.com" })
+        expect(entries.map((entry) => entry.listTitle).sort()).toEqual(["Tax", "Tax", "VAT", "VAT"])
+        expect(yield* emails.digestEntries(window, { afterSubscriberId: daily.subscriber.id, throughSubscriberId: 100 }))
+          .toEqual([])
+        expect(unmatched.id).toBeDefined()
+      }))
+
+      test("a digest run writes one email per subscriber, however often it is asked", Effect.gen(function*() {
+        const emails = yield* EmailStore
+        const tax = yield* topicList("Tax", "tax")
+        const vat = yield* topicList("VAT", "tax", "vat")
+        const ada = yield* subscriberTo("ada@example.com", [tax.id, vat.id], "daily")
+        const run = yield* emails.startDigestRun(window)
+        const digest = {
+          subscriberId: ada.subscriber.id,
+          address: "ada@example.com",
+          subject: "Your daily update",
+          body: "Two updates.",
+          subscriptionIds: ada.subscriptions.map((subscription) => subscription.id)
+        }
+        expect(yield* emails.insertDigestEmails(run.id, [digest])).toBe(1)
+        expect(yield* emails.insertDigestEmails(run.id, [{ ...digest, body: "Again." }])).toBe(0)
+        expect(yield* emails.insertDigestEmails(run.id, [])).toBe(0)
+        const written = yield* emails.emailsOfDigestRun(run.id)
+        expect(written).toEqual([expect.objectContaining({
+          address: "ada@example.com",
+          subject: "Your daily update",
+          body: "Two updates.",
+          status: "pending",
+          digestRunId: run.id,
+          notificationId: null,
+          subscriberId: ada.subscriber.id,
+          subscriptionIds: [...digest.subscriptionIds].sort()
+        })])
+        // digests do not count as immediate emails in the queue's age
+        expect(yield* emails.figures).toEqual({ waiting: 1, oldestImmediatePendingSince: null })
+      }))
+    })
+
     test("retention blanks bodies after a week and deletes finished emails after four; pending ones stay", Effect.gen(function*() {
       const emails = yield* EmailStore
       const tax = yield* topicList("Tax", "tax")

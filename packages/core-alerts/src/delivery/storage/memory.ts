@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto"
 import { byCodeUnit } from "../../domain/criteria"
 import { AlertsStore } from "../../storage/AlertsStore"
 import { memoryTablesOf } from "../../storage/memory"
-import type { ClaimedEmail, EmailClaim, StoredEmail } from "../EmailStore"
+import type { ClaimedEmail, DigestEntry, DigestRun, EmailClaim, StoredEmail } from "../EmailStore"
 import { EmailStore } from "../EmailStore"
 import { UNSUBSCRIBE_SEPARATOR, unsubscribeLine } from "./bodyParts"
 
@@ -57,6 +57,7 @@ const makeMemoryEmailStore = Effect.gen(function*() {
   })
   const emails = new Map<string, EmailRow>()
   const matches = new Map<string, ReadonlySet<number>>()
+  const digestRuns: Array<DigestRun> = []
 
   const atNow = <A>(change: (at: Date) => A) => Effect.flatMap(now, (at) => Effect.sync(() => change(at)))
 
@@ -230,6 +231,77 @@ const makeMemoryEmailStore = Effect.gen(function*() {
         }
         return { blanked, deleted }
       }),
+    startDigestRun: (window) =>
+      atNow(() => {
+        const existing = digestRuns.find((run) =>
+          run.frequency === window.frequency && run.end.getTime() === window.end.getTime()
+        )
+        if (existing !== undefined) return existing
+        const run: DigestRun = { ...window, id: randomUUID(), completedAt: null }
+        digestRuns.push(run)
+        return run
+      }),
+    completeDigestRun: (id) =>
+      atNow((at) => {
+        const index = digestRuns.findIndex((run) => run.id === id)
+        if (index >= 0 && digestRuns[index]!.completedAt === null) digestRuns[index] = { ...digestRuns[index]!, completedAt: at }
+      }),
+    notificationsIn: ({ end, start }) =>
+      Effect.sync(() =>
+        tables.notifications
+          .filter((n) => n.createdAt >= start && n.createdAt < end)
+          .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || byCodeUnit(a.id, b.id))
+      ),
+    digestEntries: ({ end, frequency, start }, { afterSubscriberId, throughSubscriberId }) =>
+      Effect.sync(() => {
+        const inWindow = tables.notifications.filter((n) => n.createdAt >= start && n.createdAt < end)
+        const entries: Array<DigestEntry> = []
+        for (const subscription of tables.subscriptions.values()) {
+          const subscriber = tables.subscribers.get(subscription.subscriberId)!
+          if (
+            subscription.endedAt !== null || subscription.frequency !== frequency || subscriber.deactivatedAt !== null ||
+            subscriber.id <= afterSubscriberId || subscriber.id > throughSubscriberId
+          ) continue
+          for (const notification of inWindow) {
+            if (!matches.get(notification.id)?.has(subscription.subscriberListId)) continue
+            entries.push({
+              subscriberId: subscriber.id,
+              address: subscriber.address,
+              subscriptionId: subscription.id,
+              listTitle: tables.lists.get(subscription.subscriberListId)!.title,
+              notificationId: notification.id
+            })
+          }
+        }
+        return entries
+      }),
+    insertDigestEmails: (runId, digests) =>
+      atNow((at) => {
+        const reached = new Set(
+          [...emails.values()].filter((row) => row.digestRunId === runId).map((row) => row.subscriberId)
+        )
+        let created = 0
+        for (const digest of digests) {
+          if (reached.has(digest.subscriberId)) continue
+          reached.add(digest.subscriberId)
+          const row = newRow({ address: digest.address, subject: digest.subject, body: digest.body }, at)
+          emails.set(row.id, {
+            ...row,
+            digestRunId: runId,
+            subscriberId: digest.subscriberId,
+            subscriptionIds: [...digest.subscriptionIds].sort(byCodeUnit)
+          })
+          created++
+        }
+        return created
+      }),
+    emailsOfDigestRun: (runId) =>
+      Effect.sync(() =>
+        [...emails.values()]
+          .filter((row) => row.digestRunId === runId)
+          .sort((a, b) => (a.subscriberId ?? 0) - (b.subscriberId ?? 0))
+          .map(stored)
+      ),
     email: (id) => Effect.sync(() => Option.map(Option.fromNullable(emails.get(id)), stored)),
     emailsOfNotification: (notificationId) =>
       Effect.sync(() =>

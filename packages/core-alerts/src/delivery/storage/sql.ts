@@ -5,7 +5,7 @@ import { Clock, Duration, Effect, Layer, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { Notification } from "../../domain/records"
 import { StoreError } from "../../storage/AlertsStore"
-import type { ClaimedEmail, StoredEmail } from "../EmailStore"
+import type { ClaimedEmail, DigestRun, DigestWindow, StoredEmail } from "../EmailStore"
 import { EmailStore } from "../EmailStore"
 import { UNSUBSCRIBE_SEPARATOR } from "./bodyParts"
 
@@ -118,6 +118,27 @@ const toStoredEmail = (row: typeof EmailRow.Type): StoredEmail => ({
 })
 
 const CountRow = Schema.Struct({ count: Count })
+const DigestRunRow = Schema.Struct({
+  id: Schema.String,
+  frequency: Schema.Literal("daily", "weekly"),
+  window_start: Timestamp,
+  window_end: Timestamp,
+  completed_at: Schema.NullOr(Timestamp)
+})
+const toDigestRun = (row: typeof DigestRunRow.Type): DigestRun => ({
+  id: row.id,
+  frequency: row.frequency,
+  start: row.window_start,
+  end: row.window_end,
+  completedAt: row.completed_at
+})
+const DigestEntryRow = Schema.Struct({
+  subscriber_id: Count,
+  address: Schema.String,
+  subscription_id: Schema.String,
+  list_title: Schema.String,
+  notification_id: Schema.String
+})
 const OutcomeRow = Schema.Struct({ status: Schema.String })
 const FiguresRow = Schema.Struct({ waiting: Count, oldest: Schema.NullOr(Timestamp) })
 
@@ -154,15 +175,22 @@ export const makeSqlEmailStore = Effect.gen(function*() {
     changes: Effect.Effect<ReadonlyArray<unknown>, SqlError>
   ) => Effect.map(rows(operation, OutcomeRow, changes), (found) => Option.fromNullable(found[0]?.status))
 
+  const notificationColumns = sql.unsafe(`n.id, n.subject, n.body, n.title, n.description, n.change_note, n.tags,
+    n.links, n.document_type, n.email_document_supertype, n.government_document_supertype, n.content_id, n.base_path,
+    n.public_updated_at, n.publishing_app, n.from_address_id, n.urgent, n.priority, n.header, n.footer, n.footnote,
+    n.created_at`)
+
+  const digestRunByWindow = (window: DigestWindow) =>
+    rows("startDigestRun", DigestRunRow, sql`
+      SELECT id, frequency, window_start, window_end, completed_at FROM alerts.digest_runs
+      WHERE frequency = ${window.frequency} AND window_end = ${iso(window.end)}::timestamptz`)
+
   const store: Service = {
     notification: (id) =>
       UUID.test(id)
         ? Effect.map(
           rows("notification", NotificationRow, sql`
-            SELECT id, subject, body, title, description, change_note, tags, links, document_type,
-              email_document_supertype, government_document_supertype, content_id, base_path, public_updated_at,
-              publishing_app, from_address_id, urgent, priority, header, footer, footnote, created_at
-            FROM alerts.notifications WHERE id = ${id}`),
+            SELECT ${notificationColumns} FROM alerts.notifications n WHERE n.id = ${id}`),
           (found) => Option.map(Option.fromNullable(found[0]), toNotification)
         )
         : Effect.succeed(Option.none()),
@@ -347,6 +375,89 @@ export const makeSqlEmailStore = Effect.gen(function*() {
         }
         return { blanked, deleted }
       }),
+
+    startDigestRun: (window) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        yield* sql`
+          INSERT INTO alerts.digest_runs (id, frequency, window_start, window_end, created_at)
+          VALUES (${randomUUID()}, ${window.frequency}, ${iso(window.start)}::timestamptz, ${iso(window.end)}::timestamptz,
+            ${iso(at)}::timestamptz)
+          ON CONFLICT DO NOTHING`.pipe(Effect.mapError(storeError("startDigestRun")))
+        const [run] = yield* digestRunByWindow(window)
+        return run === undefined ? yield* storeError("startDigestRun")("no run recorded") : toDigestRun(run)
+      }),
+
+    completeDigestRun: (id) =>
+      Effect.flatMap(now, (at) =>
+        sql`UPDATE alerts.digest_runs SET completed_at = ${iso(at)}::timestamptz WHERE id = ${id} AND completed_at IS NULL`
+          .pipe(Effect.asVoid, Effect.mapError(storeError("completeDigestRun")))),
+
+    notificationsIn: ({ end, start }) =>
+      Effect.map(
+        rows("notificationsIn", NotificationRow, sql`
+          SELECT ${notificationColumns} FROM alerts.notifications n
+          WHERE n.created_at >= ${iso(start)}::timestamptz AND n.created_at < ${iso(end)}::timestamptz
+          ORDER BY n.created_at, n.id`),
+        (found) => found.map(toNotification)
+      ),
+
+    digestEntries: ({ end, frequency, start }, { afterSubscriberId, throughSubscriberId }) =>
+      Effect.map(
+        rows("digestEntries", DigestEntryRow, sql`
+          SELECT s.subscriber_id, subscriber.address, s.id AS subscription_id, l.title AS list_title,
+            n.id AS notification_id
+          FROM alerts.notifications n
+          JOIN alerts.notification_matches m ON m.notification_id = n.id
+          JOIN alerts.subscriptions s ON s.subscriber_list_id = m.subscriber_list_id
+          JOIN alerts.subscriber_lists l ON l.id = s.subscriber_list_id
+          JOIN alerts.subscribers subscriber ON subscriber.id = s.subscriber_id
+          WHERE n.created_at >= ${iso(start)}::timestamptz AND n.created_at < ${iso(end)}::timestamptz
+            AND s.ended_at IS NULL AND s.frequency = ${frequency} AND subscriber.deactivated_at IS NULL
+            AND s.subscriber_id > ${afterSubscriberId} AND s.subscriber_id <= ${throughSubscriberId}`),
+        (found) =>
+          found.map((row) => ({
+            subscriberId: row.subscriber_id,
+            address: row.address,
+            subscriptionId: row.subscription_id,
+            listTitle: row.list_title,
+            notificationId: row.notification_id
+          }))
+      ),
+
+    insertDigestEmails: (runId, digests) =>
+      digests.length === 0 ? Effect.succeed(0) : Effect.flatMap(now, (at) =>
+        count("insertDigestEmails", sql`
+          WITH given AS (
+            SELECT * FROM jsonb_to_recordset(${JSON.stringify(digests)}::jsonb)
+              AS given("subscriberId" bigint, address text, subject text, body text, "subscriptionIds" jsonb)
+          ),
+          inserted AS (
+            INSERT INTO alerts.emails (id, address, subject, body, status, attempts, next_attempt_at, digest_run_id,
+              subscriber_id, created_at, updated_at)
+            SELECT gen_random_uuid(), given.address, given.subject, given.body, 'pending', 0, ${iso(at)}::timestamptz,
+              ${runId}, given."subscriberId", ${iso(at)}::timestamptz, ${iso(at)}::timestamptz
+            FROM given
+            ON CONFLICT DO NOTHING
+            RETURNING id, subscriber_id
+          ),
+          linked AS (
+            INSERT INTO alerts.email_subscriptions (email_id, subscription_id)
+            SELECT inserted.id, subscription.id::uuid
+            FROM inserted
+            JOIN given ON given."subscriberId" = inserted.subscriber_id,
+              jsonb_array_elements_text(given."subscriptionIds") AS subscription(id)
+          )
+          SELECT count(*) AS count FROM inserted`)),
+
+    emailsOfDigestRun: (runId) =>
+      UUID.test(runId)
+        ? Effect.map(
+          rows("emailsOfDigestRun", EmailRow, sql`
+            SELECT ${emailColumns} FROM alerts.emails e WHERE e.digest_run_id = ${runId} ORDER BY e.subscriber_id`),
+          (found) => found.map(toStoredEmail)
+        )
+        : Effect.succeed([]),
 
     email: (id) =>
       UUID.test(id)
