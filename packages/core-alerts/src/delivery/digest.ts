@@ -23,8 +23,16 @@ export const digestJob = JobDefinition.make({
 
 /** Where windows end: every day, or every Saturday, at 08:00. */
 const WINDOW_ENDS: Record<DigestFrequency, string> = { daily: "0 8 * * *", weekly: "0 8 * * 6" }
-/** When the digests go out: half an hour after their window ends. */
-const SENDING_TIMES: Record<DigestFrequency, string> = { daily: "30 8 * * *", weekly: "30 8 * * 6" }
+/**
+ * Both digests are looked at every day at 08:30; the weekly one finds a new window only on Saturdays. (A day-of-week
+ * cron such as "30 8 * * 6" cannot be a schedule: `Cron.prev` of effect 3.22, which `runSchedules` uses, throws
+ * "Unable to find next cron date" for it.)
+ */
+const SENDING_TIME = "30 8 * * *"
+/** A window that ended longer ago than this is not sent any more (e.g. the weekly one when first deployed midweek). */
+const LATEST_SENDING_MILLIS = 24 * 60 * 60 * 1000
+/** Longer than a week, so that the last two window ends of either frequency are among the slots after it. */
+const LOOK_BACK_MILLIS = 16 * 24 * 60 * 60 * 1000
 
 const cronIn = (expression: string, timeZone: string) =>
   Either.getOrThrowWith(Cron.parse(expression, timeZone), (error) => new Error(error.message))
@@ -35,15 +43,20 @@ const cronIn = (expression: string, timeZone: string) =>
  */
 export const lastDigestWindow = (frequency: DigestFrequency, now: Date, timeZone: string): DigestWindow => {
   const cron = cronIn(WINDOW_ENDS[frequency], timeZone)
-  // `Cron.prev` looks strictly before its start, at whole seconds
-  const end = Cron.prev(cron, new Date(Math.floor(now.getTime() / 1000) * 1000 + 1000))
-  return { frequency, start: Cron.prev(cron, end), end }
+  // walks forward with `Cron.next` (strictly after its start): `Cron.prev` fails for day-of-week expressions
+  let start = Cron.next(cron, new Date(now.getTime() - LOOK_BACK_MILLIS))
+  let end = Cron.next(cron, start)
+  for (let next = Cron.next(cron, end); next.getTime() <= now.getTime(); next = Cron.next(cron, end)) {
+    start = end
+    end = next
+  }
+  return { frequency, start, end }
 }
 
 export const digestSchedules = (settings: DeliverySettings): ReadonlyArray<RecurringSchedule<any, any>> =>
   (["daily", "weekly"] as const).map((frequency) => ({
     name: `alerts.digest.${frequency}`,
-    cron: SENDING_TIMES[frequency],
+    cron: SENDING_TIME,
     timeZone: settings.scheduleTimeZone,
     definition: digestJob,
     payload: { frequency }
@@ -88,8 +101,8 @@ export const composeDigest = (
 }
 
 /**
- * Sends the digests of the window of `frequency` that ended last: one email per subscriber with anything in it. The
- * run is recorded once per window; a run that completed sends nothing again, and one that stopped half-way carries on
+ * Sends the digests of the window of `frequency` that ended last, unless it ended more than a day ago: one email per
+ * subscriber with anything in it. The run is recorded once per window; a run that completed sends nothing again, and one that stopped half-way carries on
  * without writing a second email to anyone. Returns how many emails it created.
  */
 export const sendDigests = (frequency: DigestFrequency, settings: DeliverySettings) =>
@@ -97,6 +110,7 @@ export const sendDigests = (frequency: DigestFrequency, settings: DeliverySettin
     const emails = yield* EmailStore
     const now = new Date(yield* Clock.currentTimeMillis)
     const window = lastDigestWindow(frequency, now, settings.scheduleTimeZone)
+    if (now.getTime() - window.end.getTime() > LATEST_SENDING_MILLIS) return 0
     const run = yield* emails.startDigestRun(window)
     if (run.completedAt !== null) return 0
     const notifications = new Map((yield* emails.notificationsIn(window)).map((n) => [n.id, n] as const))

@@ -5,6 +5,7 @@ import { Duration, Effect, Fiber, Option, TestClock } from "effect"
 import { runDeliveryWorker } from "../../src/delivery/deliver"
 import { PermanentDeliveryFailure, TemporaryDeliveryFailure } from "../../src/delivery/EmailProvider"
 import { EmailStore } from "../../src/delivery/EmailStore"
+import { sendDigests } from "../../src/delivery/digest"
 import { fanOutNotification } from "../../src/delivery/fanOut"
 import { fanOutJob } from "../../src/delivery/fanOutJob"
 import { deliverySettings } from "../../src/delivery/settings"
@@ -163,6 +164,83 @@ export const workerSuite = (name: string, backend: () => Layer.Layer<EmailStore 
         ["ada@example.com", "failed", "no such mailbox"],
         ["bob@example.com", "sent", null]
       ])
+    }))
+
+    test("digests: one email per subscriber with a section per subscription, never empty, never twice", Effect.gen(function*() {
+      const alerts = yield* AlertsStore
+      const emails = yield* EmailStore
+      const tax = yield* topicList("Tax", "tax")
+      const vat = yield* topicList("VAT", "vat")
+      const farming = yield* topicList("Farming", "farming")
+      const ada = yield* subscriberTo("ada@example.com", [vat.id, tax.id], "daily")
+      const bob = yield* subscriberTo("bob@example.com", [tax.id], "weekly")
+      yield* subscriberTo("cy@example.com", [tax.id])
+      yield* subscriberTo("dan@example.com", [farming.id], "daily")
+      const notify = (when: string, subject: string, topics: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(new Date(when).getTime())
+          const notification = yield* alerts.insertNotification(aNotification({
+            subject,
+            body: `About ${subject}.`,
+            tags: new Map([["topics", topics]])
+          }))
+          yield* fanOutNotification(notification.id, settings)
+          return notification
+        })
+      yield* notify("2024-02-29T09:00:00Z", "Income tax", ["tax"])
+      yield* notify("2024-03-01T07:59:00Z", "VAT and tax", ["tax", "vat"])
+      yield* notify("2024-03-01T08:00:00Z", "Tomorrow", ["tax"])
+
+      // Friday 1 March, 08:30: the daily window to 08:00 holds the first two
+      yield* TestClock.setTime(new Date("2024-03-01T08:30:00Z").getTime())
+      expect(yield* sendDigests("daily", settings)).toBe(1)
+      expect(yield* sendDigests("daily", settings)).toBe(0)
+      // the last weekly window ended on Saturday 24 February: too long ago to send now
+      expect(yield* sendDigests("weekly", settings)).toBe(0)
+      const run = yield* emails.startDigestRun({
+        frequency: "daily",
+        start: new Date("2024-02-29T08:00:00Z"),
+        end: new Date("2024-03-01T08:00:00Z")
+      })
+      expect(run.completedAt).not.toBeNull()
+      const [digest, ...others] = yield* emails.emailsOfDigestRun(run.id)
+      expect(others).toEqual([])
+      const [taxSubscription, vatSubscription] = [ada.subscriptions[1]!, ada.subscriptions[0]!]
+      expect(digest).toMatchObject({
+        address: "ada@example.com",
+        subject: "Your daily update",
+        subscriptionIds: [taxSubscription.id, vatSubscription.id].sort()
+      })
+      const unsubscribe = (id: string) => `https://www.example.org/email/unsubscribe/${id}`
+      expect(digest!.body).toBe([
+        "## Tax",
+        "### Income tax\n\nAbout Income tax.",
+        "### VAT and tax\n\nAbout VAT and tax.",
+        `[Unsubscribe from Tax](${unsubscribe(taxSubscription.id)})`,
+        "## VAT",
+        "### VAT and tax\n\nAbout VAT and tax.",
+        `[Unsubscribe from VAT](${unsubscribe(vatSubscription.id)})`,
+        "---",
+        "Manage your subscriptions."
+      ].join("\n\n"))
+
+      // Saturday 2 March, 08:30: the weekly window holds all three for Bob; the daily one the last for Ada
+      yield* TestClock.setTime(new Date("2024-03-02T08:30:00Z").getTime())
+      expect(yield* sendDigests("weekly", settings)).toBe(1)
+      expect(yield* sendDigests("daily", settings)).toBe(1)
+      expect(yield* sendDigests("weekly", settings)).toBe(0)
+      const weekly = yield* emails.startDigestRun({
+        frequency: "weekly",
+        start: new Date("2024-02-24T08:00:00Z"),
+        end: new Date("2024-03-02T08:00:00Z")
+      })
+      const [bobs] = yield* emails.emailsOfDigestRun(weekly.id)
+      expect(bobs).toMatchObject({
+        address: "bob@example.com",
+        subject: "Your weekly update",
+        subscriptionIds: [bob.subscriptions[0]!.id]
+      })
+      expect(bobs!.body!.match(/^### /gm)).toHaveLength(3)
     }))
 
     test("stopping the worker mid-send hands the email back, and the next worker sends it", Effect.gen(function*() {
