@@ -78,19 +78,28 @@ export const runDeliveryWorker = (settings: DeliverySettings) =>
         )
       )
 
-    const deliverBatch = (claimed: ReadonlyArray<ClaimedEmail>) => {
+    /**
+     * Sends unless half the lease is gone (false): the email is then left to be claimed again when its lease runs out,
+     * so that a slow batch never sends what another worker may have claimed.
+     */
+    const sendWithinLease = (email: ClaimedEmail, sendBefore: number) =>
+      Effect.flatMap(limiter.takeBefore(sendBefore), (inTime) =>
+        inTime ? Effect.as(provider.send(outgoingEmail(email, settings)), true) : Effect.succeed(false))
+
+    const deliverBatch = (claimed: ReadonlyArray<ClaimedEmail>, claimedAt: number) => {
       const unsettled = new Map(claimed.map((email) => [email.id, email]))
+      const sendBefore = claimedAt + Duration.toMillis(settings.lease) / 2
       const deliver = (email: ClaimedEmail) =>
         Effect.uninterruptibleMask((restore) =>
-          restore(Effect.zipRight(limiter.take, provider.send(outgoingEmail(email, settings)))).pipe(
+          restore(sendWithinLease(email, sendBefore)).pipe(
             Effect.exit,
-            // interrupted: the batch hands it back
-            Effect.flatMap((exit) =>
-              Exit.isInterrupted(exit) ? Effect.void : Effect.zipRight(
-                settle(email, exit),
-                Effect.sync(() => unsettled.delete(email.id))
-              )
-            )
+            Effect.flatMap((exit) => {
+              // interrupted: the batch hands it back
+              if (Exit.isInterrupted(exit)) return Effect.void
+              const forget = Effect.sync(() => unsettled.delete(email.id))
+              if (Exit.isSuccess(exit) && !exit.value) return forget
+              return Effect.zipRight(settle(email, Exit.asVoid(exit)), forget)
+            })
           )
         )
       return Effect.forEach(claimed, deliver, { concurrency: settings.concurrency, discard: true }).pipe(
@@ -105,8 +114,9 @@ export const runDeliveryWorker = (settings: DeliverySettings) =>
     }
 
     while (true) {
+      const claimedAt = yield* Clock.currentTimeMillis
       const claimed = yield* emails.claim(settings.batchSize, settings.lease)
       if (claimed.length === 0) yield* Effect.sleep(settings.pollInterval)
-      else yield* deliverBatch(claimed)
+      else yield* deliverBatch(claimed, claimedAt)
     }
   })

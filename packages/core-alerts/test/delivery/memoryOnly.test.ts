@@ -10,7 +10,7 @@ import { deliverySettings } from "../../src/delivery/settings"
 import { pruneEmailsJob, retentionSchedule, runRetentionWorker } from "../../src/delivery/retention"
 import { memoryStores } from "./backends"
 import { at, clockAt } from "./fixtures"
-import { advanceUntil, letWorkRun, makeScriptedProvider, waitForEffect } from "./support"
+import { advanceBy, advanceUntil, letWorkRun, makeScriptedProvider, waitForEffect } from "./support"
 
 const queueEmails = (count: number) =>
   Effect.flatMap(EmailStore, (emails) =>
@@ -38,6 +38,36 @@ describe("the delivery worker's rate limit", () => {
       for (let index = 0; index + 5 < times.length; index++) {
         expect(times[index + 5]! - times[index]!).toBeGreaterThanOrEqual(1000)
       }
+    })))
+})
+
+describe("the delivery worker's lease", () => {
+  it.effect("what cannot be sent in the first half of the lease waits to be claimed again, and is sent once", () =>
+    withStores(Effect.gen(function*() {
+      const emails = yield* EmailStore
+      const ids = yield* queueEmails(8)
+      const provider = makeScriptedProvider()
+      const settings = deliverySettings({
+        rateLimitPerSecond: 1,
+        lease: Duration.seconds(6),
+        batchSize: 8,
+        concurrency: 8,
+        pollInterval: Duration.millis(500)
+      })
+      const worker = yield* Effect.fork(runDeliveryWorker(settings).pipe(Effect.provide(provider.layer)))
+      yield* advanceUntil("three deliveries", () => provider.delivered().length === 3, "100 millis")
+      // the first three went out at 0, 1 and 2 seconds, within half the lease; the others wait for their leases to end
+      yield* advanceBy(Duration.millis(2500), "100 millis")
+      expect(provider.delivered().length).toBe(3)
+      yield* advanceUntil("eight deliveries", () => provider.delivered().length === 8, "100 millis", 400)
+      yield* Fiber.interrupt(worker)
+
+      const delivered = provider.delivered().map((attempt) => attempt.email.id)
+      expect([...delivered].sort()).toEqual([...ids].sort())
+      const stored = yield* Effect.forEach(ids, (id) => Effect.map(emails.email(id), Option.getOrThrow))
+      expect(stored.every((email) => email.status === "sent")).toBe(true)
+      // three per lease: claimed once, twice, or three times
+      expect(stored.map((email) => email.attempts).sort()).toEqual([1, 1, 1, 2, 2, 2, 3, 3])
     })))
 })
 

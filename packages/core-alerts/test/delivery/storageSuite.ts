@@ -161,6 +161,19 @@ export const emailStoreSuite = (
         expect((yield* emails.claim(10, lease)).map((email) => email.id)).not.toContain(first)
       }))
 
+      test("workers claiming at the same time get different emails", Effect.gen(function*() {
+        const emails = yield* EmailStore
+        const queued = yield* Effect.forEach(Array.from({ length: 30 }, (_, i) => `reader${i}@example.com`), singleEmail)
+        const claims = yield* Effect.all(
+          Array.from({ length: 4 }, () => emails.claim(10, lease)),
+          { concurrency: "unbounded" }
+        )
+        const claimed = claims.flat().map((email) => email.id)
+        expect(claimed).toHaveLength(30)
+        expect(new Set(claimed).size).toBe(30)
+        expect([...claimed].sort()).toEqual([...queued].sort())
+      }))
+
       test("an expired lease lets another worker claim it; the stale claim then changes nothing", Effect.gen(function*() {
         const emails = yield* EmailStore
         const id = yield* singleEmail()

@@ -1,5 +1,4 @@
-import type { Duration } from "effect"
-import { Clock, Effect, Layer, TestClock } from "effect"
+import { Clock, Duration, Effect, Layer, TestClock } from "effect"
 import type { DeliveryFailure, OutgoingEmail } from "../../src/delivery/EmailProvider"
 import { EmailProvider } from "../../src/delivery/EmailProvider"
 
@@ -72,4 +71,14 @@ export const waitForEffect = <E, R>(what: string, check: Effect.Effect<boolean, 
       yield* letWorkRun
     }
     return yield* Effect.dieMessage(`gave up waiting: ${what}`)
+  })
+
+/** Moves the clock by `total`, `step` at a time, letting work run in between. */
+export const advanceBy = (total: Duration.DurationInput, step: Duration.DurationInput) =>
+  Effect.gen(function*() {
+    const steps = Math.ceil(Duration.toMillis(total) / Duration.toMillis(step))
+    for (let done = 0; done < steps; done++) {
+      yield* TestClock.adjust(step)
+      for (let turns = 0; turns < 5; turns++) yield* letWorkRun
+    }
   })
