@@ -26,15 +26,15 @@ export const fanOutNotification = (notificationId: string, settings: DeliverySet
     if (listIds.length === 0) return 0
     const content = immediateEmailContent(notification, settings)
     const highest = yield* emails.highestSubscriberId
-    let created = 0
-    for (let after = 0; after < highest; after += settings.fanOutChunkSize) {
-      created += yield* emails.fanOutChunk({
+    const starts = Array.from({ length: Math.ceil(highest / settings.fanOutChunkSize) }, (_, i) => i * settings.fanOutChunkSize)
+    const counts = yield* Effect.forEach(starts, (after) =>
+      emails.fanOutChunk({
         notificationId,
         afterSubscriberId: after,
         throughSubscriberId: after + settings.fanOutChunkSize,
         content
-      })
-    }
+      }), { concurrency: settings.fanOutChunkConcurrency })
+    const created = counts.reduce((sum, count) => sum + count, 0)
     yield* Effect.logDebug(`Notification ${notificationId} matched ${listIds.length} list(s); ${created} email(s) queued`)
     return created
   })

@@ -9,6 +9,8 @@ export interface DeliverySettings {
   readonly footer: string
   /** Fan-out inserts the emails of this many subscriber ids per statement. */
   readonly fanOutChunkSize: number
+  /** Chunks of one notification written at the same time (each on a connection of its own on PostgreSQL). */
+  readonly fanOutChunkConcurrency: number
   /** Notifications fanned out at the same time by one copy. */
   readonly fanOutConcurrency: number
   /** Emails claimed per statement. */
@@ -37,6 +39,7 @@ export const defaultDeliverySettings: DeliverySettings = {
   publicSiteUrl: "http://localhost:3000",
   footer: "You can change or cancel your subscriptions at any time.",
   fanOutChunkSize: 10_000,
+  fanOutChunkConcurrency: 4,
   fanOutConcurrency: 2,
   batchSize: 200,
   concurrency: 32,

@@ -34,22 +34,27 @@ export const createEmailTables = statements(
     next_attempt_at timestamptz NOT NULL,
     claimed_until timestamptz,
     failure_reason text,
-    notification_id uuid REFERENCES alerts.notifications (id),
-    subscriber_id bigint REFERENCES alerts.subscribers (id),
-    digest_run_id uuid REFERENCES alerts.digest_runs (id),
+    notification_id uuid,
+    subscriber_id bigint,
+    digest_run_id uuid,
     created_at timestamptz NOT NULL,
     updated_at timestamptz NOT NULL,
-    sent_at timestamptz,
-    CONSTRAINT emails_notification_subscriber_key UNIQUE (notification_id, subscriber_id),
-    CONSTRAINT emails_digest_run_subscriber_key UNIQUE (digest_run_id, subscriber_id)
+    sent_at timestamptz
   )`,
-  // claiming: due pending emails, and sending ones whose lease (kept in next_attempt_at too) ran out
-  `CREATE INDEX emails_claimable ON alerts.emails (status, next_attempt_at)`,
+  // no foreign keys on the email rows: fan-out writes them by the hundred thousand, and each key would be a lookup
+  // per row; the statements that write them take the ids from the rows they refer to
+  `CREATE UNIQUE INDEX emails_notification_subscriber_key ON alerts.emails (notification_id, subscriber_id)
+    WHERE notification_id IS NOT NULL`,
+  `CREATE UNIQUE INDEX emails_digest_run_subscriber_key ON alerts.emails (digest_run_id, subscriber_id)
+    WHERE digest_run_id IS NOT NULL`,
+  // claiming, in next_attempt_at order: due pending emails, and sending ones whose lease (kept in next_attempt_at too)
+  // ran out; partial, so that the oldest due are read first however many wait
+  `CREATE INDEX emails_claimable ON alerts.emails (next_attempt_at) WHERE status IN ('pending', 'sending')`,
   `CREATE INDEX emails_pending_immediate ON alerts.emails (created_at) WHERE status = 'pending' AND digest_run_id IS NULL`,
   `CREATE INDEX emails_finished ON alerts.emails (created_at) WHERE status IN ('sent', 'failed')`,
   `CREATE TABLE alerts.email_subscriptions (
     email_id uuid NOT NULL REFERENCES alerts.emails (id) ON DELETE CASCADE,
-    subscription_id uuid NOT NULL REFERENCES alerts.subscriptions (id),
+    subscription_id uuid NOT NULL,
     PRIMARY KEY (email_id, subscription_id)
   )`
 )
