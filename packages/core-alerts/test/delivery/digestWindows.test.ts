@@ -60,4 +60,21 @@ describe("digest windows, 08:00 to 08:00 London time", () => {
       yield* waitForEffect("the next day's", Effect.map(digestJobs, (count) => count === 4))
       yield* Fiber.interrupt(schedules)
     }).pipe(Effect.provide(jobQueueMemory)))
+
+  it.effect("after the clocks go back (27 October 2024), 08:30 London time is 08:30 UTC again", () =>
+    Effect.gen(function*() {
+      const jobs = yield* JobQueue
+      const digestJobs = Effect.map(jobs.stats, (stats) =>
+        stats.find((queue) => queue.queue === digestJob.queue)?.queued ?? 0)
+      yield* TestClock.setTime(utc("2024-10-26T12:00:00").getTime())
+      const schedules = yield* Effect.fork(runSchedules(digestSchedules(deliverySettings())))
+      yield* letWorkRun
+      // 08:31 in summer time, but the clocks went back at 01:00 UTC
+      yield* TestClock.setTime(utc("2024-10-27T07:31:00").getTime())
+      yield* letWorkRun
+      expect(yield* digestJobs).toBe(0)
+      yield* TestClock.setTime(utc("2024-10-27T08:31:00").getTime())
+      yield* waitForEffect("daily and weekly", Effect.map(digestJobs, (count) => count === 2))
+      yield* Fiber.interrupt(schedules)
+    }).pipe(Effect.provide(jobQueueMemory)))
 })
