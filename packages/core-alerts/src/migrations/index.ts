@@ -1,11 +1,13 @@
 import { migrateSchema } from "@civicstack/jobs"
 import { createAlertsTables } from "./createAlertsTables"
+import { createEmailTables } from "./createEmailTables"
 
 /** Creates the `alerts` schema and brings its tables up to date; safe to run from several copies at once. */
 export const migrate = migrateSchema({
   schema: "alerts",
   lockKey: 5_463_118_923,
   migrations: {
-    "1_create_alerts": createAlertsTables
+    "1_create_alerts": createAlertsTables,
+    "2_create_emails": createEmailTables
   }
 })

@@ -11,6 +11,20 @@ import type { EndingReason, Subscribed } from "./AlertsStore"
 
 type Store = Context.Tag.Service<AlertsStore>
 
+/** The rows of a memory store, read by the memory email store (`src/delivery/storage/memory.ts`) of the same process. */
+export interface MemoryAlertsTables {
+  readonly lists: ReadonlyMap<number, SubscriberList>
+  readonly subscribers: ReadonlyMap<number, Subscriber>
+  readonly subscriptions: ReadonlyMap<string, Subscription>
+  readonly notifications: ReadonlyArray<Notification>
+}
+
+const tablesOfStores = new WeakMap<Store, MemoryAlertsTables>()
+
+/** The tables behind a store made by `layerMemory`; none for any other store. */
+export const memoryTablesOf = (store: Store): Option.Option<MemoryAlertsTables> =>
+  Option.fromNullable(tablesOfStores.get(store))
+
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
 /** Each operation reads the clock, then changes the maps synchronously: atomic, as the SQL adapter's statements are. */
@@ -85,7 +99,7 @@ const makeMemoryStore = (): Store => {
 
   const withList = (subscription: Subscription) => ({ subscription, list: lists.get(subscription.subscriberListId)! })
 
-  return {
+  const store: Store = {
     transaction: (effect) => effect,
 
     findOrCreateList: ({ criteria, title }) =>
@@ -222,6 +236,8 @@ const makeMemoryStore = (): Store => {
           .sort((a, b) => a - b)
       )
   }
+  tablesOfStores.set(store, { lists, subscribers, subscriptions, notifications })
+  return store
 }
 
 /** A store of its own in this process: for tests, scripts and embedding without a database. */

@@ -10,7 +10,7 @@ import { layerSql } from "../../src/storage/sql"
 export const memoryBackend = (): Layer.Layer<AlertsStore> => layerMemory
 
 const emptyTables = Layer.effectDiscard(Effect.flatMap(SqlClient, (sql) =>
-  sql`TRUNCATE alerts.notifications, alerts.subscriptions, alerts.subscribers, alerts.subscriber_lists RESTART IDENTITY`))
+  sql`TRUNCATE alerts.notifications, alerts.subscriptions, alerts.subscribers, alerts.subscriber_lists RESTART IDENTITY CASCADE`))
 
 /** Opening PGlite takes seconds, so a test file shares one in-memory database and each test empties its tables. */
 export const sharedPglite = () => {

@@ -1,0 +1,164 @@
+import { Context } from "effect"
+import type { Duration, Effect, Option } from "effect"
+import type { Notification } from "../domain/records"
+import type { StoreError } from "../storage/AlertsStore"
+import type { SingleEmail } from "./EmailQueue"
+
+export type EmailStatus = "pending" | "sending" | "sent" | "failed"
+
+/**
+ * What one notification's immediate email says. The store writes, per subscriber, `bodyBefore`, then one
+ * `unsubscribeLine` per matching subscription (by list title), then `bodyAfter`.
+ */
+export interface ImmediateEmailContent {
+  readonly subject: string
+  readonly bodyBefore: string
+  readonly bodyAfter: string
+  /** The subscription's id is appended to make its unsubscribe link. */
+  readonly unsubscribeUrlPrefix: string
+}
+
+export interface FanOutChunk {
+  readonly notificationId: string
+  /** Subscribers with an id above this and at most `throughSubscriberId` are reached by this chunk. */
+  readonly afterSubscriberId: number
+  readonly throughSubscriberId: number
+  readonly content: ImmediateEmailContent
+}
+
+/** An email leased to one worker. `attempt` (1 on the first claim) is the claim's proof of ownership. */
+export interface ClaimedEmail {
+  readonly id: string
+  readonly address: string
+  readonly subject: string
+  readonly body: string
+  readonly attempt: number
+  /** The subscriptions the email is about (ascending); empty for a single email. */
+  readonly subscriptionIds: ReadonlyArray<string>
+}
+
+export interface EmailClaim {
+  readonly id: string
+  readonly attempt: number
+}
+
+export interface StoredEmail {
+  readonly id: string
+  readonly address: string
+  readonly subject: string
+  /** Null once the retention period blanked it. */
+  readonly body: string | null
+  readonly status: EmailStatus
+  readonly attempts: number
+  readonly nextAttemptAt: Date
+  readonly failureReason: string | null
+  readonly notificationId: string | null
+  readonly subscriberId: number | null
+  readonly digestRunId: string | null
+  readonly subscriptionIds: ReadonlyArray<string>
+  readonly createdAt: Date
+  readonly sentAt: Date | null
+}
+
+export interface EmailFigures {
+  /** Pending or being sent. */
+  readonly waiting: number
+  /** Creation time of the oldest pending email that is not part of a digest. */
+  readonly oldestImmediatePendingSince: Date | null
+}
+
+export interface Retention {
+  /** Sent and failed emails older than this lose their body. */
+  readonly blankBodiesAfter: Duration.Duration
+  /** Sent and failed emails older than this are deleted. */
+  readonly deleteAfter: Duration.Duration
+}
+
+export type DigestFrequency = "daily" | "weekly"
+
+export interface DigestWindow {
+  readonly frequency: DigestFrequency
+  /** Notifications recorded at or after `start` and before `end`. */
+  readonly start: Date
+  readonly end: Date
+}
+
+export interface DigestRun extends DigestWindow {
+  readonly id: string
+  readonly completedAt: Date | null
+}
+
+/** One notification for one active subscription at the window's frequency, through a list the notification matched. */
+export interface DigestEntry {
+  readonly subscriberId: number
+  readonly address: string
+  readonly subscriptionId: string
+  readonly listTitle: string
+  readonly notificationId: string
+}
+
+export interface NewDigestEmail {
+  readonly subscriberId: number
+  readonly address: string
+  readonly subject: string
+  readonly body: string
+  readonly subscriptionIds: ReadonlyArray<string>
+}
+
+/** What a temporary failure did: the email waits for another attempt, or it ran out of attempts and failed. */
+export type TemporaryFailureOutcome = "retrying" | "failed" | "lost"
+
+/**
+ * Email rows: fan-out writes them, the delivery worker claims and settles them, retention prunes them. Memory and SQL
+ * adapters pass one shared suite. Every operation takes its time from `Clock`.
+ */
+export class EmailStore extends Context.Tag("@civicstack/core-alerts/EmailStore")<EmailStore, {
+  readonly notification: (id: string) => Effect.Effect<Option.Option<Notification>, StoreError>
+  /** Records the lists a notification matched; recording them again changes nothing. */
+  readonly recordMatches: (notificationId: string, listIds: ReadonlyArray<number>) => Effect.Effect<void, StoreError>
+  /** The highest subscriber id there is (0 when none): fan-out walks the ids up to it in chunks. */
+  readonly highestSubscriberId: Effect.Effect<number, StoreError>
+  /**
+   * One pending email per active subscriber in the chunk with an `immediately` subscription to a list the
+   * notification matched, listing each such subscription; subscribers who have one already are skipped. Returns how
+   * many emails it created.
+   */
+  readonly fanOutChunk: (chunk: FanOutChunk) => Effect.Effect<number, StoreError>
+  /** A pending email about no subscription; returns its id. */
+  readonly queueEmail: (email: SingleEmail) => Effect.Effect<string, StoreError>
+  /**
+   * Leases up to `limit` emails that are due (pending and past their next attempt, or sending with an expired lease),
+   * oldest due first, counting an attempt for each.
+   */
+  readonly claim: (limit: number, lease: Duration.Duration) => Effect.Effect<ReadonlyArray<ClaimedEmail>, StoreError>
+  /** The settling operations change nothing when the claim is stale (the lease ran out and the email moved on). */
+  readonly markSent: (claim: EmailClaim) => Effect.Effect<boolean, StoreError>
+  /** Pending again at `retryAt`, unless this was attempt `maxAttempts` or later: then failed. */
+  readonly markTemporaryFailure: (
+    claim: EmailClaim,
+    failure: { readonly reason: string; readonly retryAt: Date; readonly maxAttempts: number }
+  ) => Effect.Effect<TemporaryFailureOutcome, StoreError>
+  readonly markPermanentFailure: (claim: EmailClaim, reason: string) => Effect.Effect<boolean, StoreError>
+  /** Hands claimed emails back unsent, due now, without counting the attempt. */
+  readonly release: (claims: ReadonlyArray<EmailClaim>) => Effect.Effect<void, StoreError>
+  readonly figures: Effect.Effect<EmailFigures, StoreError>
+  /** Blanks and deletes old sent and failed emails; pending ones are kept whatever their age. */
+  readonly prune: (retention: Retention) => Effect.Effect<{ readonly blanked: number; readonly deleted: number }, StoreError>
+  /** The run of this frequency and window end: the one recorded before, or a new one. */
+  readonly startDigestRun: (window: DigestWindow) => Effect.Effect<DigestRun, StoreError>
+  readonly completeDigestRun: (id: string) => Effect.Effect<void, StoreError>
+  /** The notifications recorded in the window (matched or not), oldest first. */
+  readonly notificationsIn: (window: DigestWindow) => Effect.Effect<ReadonlyArray<Notification>, StoreError>
+  /** The window's entries for active subscribers with an id in the range; in no particular order. */
+  readonly digestEntries: (
+    window: DigestWindow,
+    range: { readonly afterSubscriberId: number; readonly throughSubscriberId: number }
+  ) => Effect.Effect<ReadonlyArray<DigestEntry>, StoreError>
+  /** Pending emails of a digest run; a subscriber who has one for the run already is skipped. Returns how many. */
+  readonly insertDigestEmails: (runId: string, emails: ReadonlyArray<NewDigestEmail>) => Effect.Effect<number, StoreError>
+  /** By subscriber id. */
+  readonly emailsOfDigestRun: (runId: string) => Effect.Effect<ReadonlyArray<StoredEmail>, StoreError>
+  readonly email: (id: string) => Effect.Effect<Option.Option<StoredEmail>, StoreError>
+  /** The emails of a notification's fan-out, by subscriber id. */
+  readonly emailsOfNotification: (notificationId: string) => Effect.Effect<ReadonlyArray<StoredEmail>, StoreError>
+}>() {}

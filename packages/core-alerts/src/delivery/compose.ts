@@ -1,0 +1,46 @@
+import type { Notification } from "../domain/records"
+import type { ImmediateEmailContent } from "./EmailStore"
+import type { DeliverySettings } from "./settings"
+import { siteLink, unsubscribeUrlPrefix } from "./settings"
+import { escapeLinkText } from "./storage/bodyParts"
+
+const paragraphs = (...parts: ReadonlyArray<string | null>) =>
+  parts.filter((part): part is string => part !== null && part.trim() !== "").join("\n\n")
+
+/** The subject of a notification's emails: its own, or its title. */
+export const notificationSubject = (notification: Notification) =>
+  notification.subject ?? notification.title ?? "Content update"
+
+/**
+ * The Markdown of a notification: its `body` when it gave one; otherwise its title (linked to the page at
+ * `base_path` when there is one), description and change note.
+ */
+export const notificationMarkdown = (notification: Notification, settings: Pick<DeliverySettings, "publicSiteUrl">) => {
+  if (notification.body !== null) return notification.body
+  const title = notification.title ?? notification.subject ?? ""
+  const heading = notification.basePath === null
+    ? title
+    : `[${escapeLinkText(title)}](${siteLink(settings, notification.basePath)})`
+  return paragraphs(
+    heading,
+    notification.description,
+    notification.changeNote === null ? null : `Change made: ${notification.changeNote}`
+  )
+}
+
+/** An immediate email about `notification`: the store puts each subscriber's unsubscribe links in between. */
+export const immediateEmailContent = (
+  notification: Notification,
+  settings: Pick<DeliverySettings, "publicSiteUrl" | "footer">
+): ImmediateEmailContent => ({
+  subject: notificationSubject(notification),
+  bodyBefore: paragraphs(
+    notification.header,
+    notificationMarkdown(notification, settings),
+    notification.footnote,
+    "---",
+    "You asked for an email as soon as something changes on these topics. To stop:"
+  ) + "\n\n",
+  bodyAfter: "\n\n" + paragraphs(notification.footer, settings.footer),
+  unsubscribeUrlPrefix: unsubscribeUrlPrefix(settings)
+})

@@ -1,0 +1,11 @@
+/** The email side of core-alerts, for the package's layers to compose; not exported from the package as such. */
+export { digestJob, sendDigests } from "./digest"
+export { fanOutNotification } from "./fanOut"
+export { fanOutJob } from "./fanOutJob"
+export { emailQueueFromStore } from "./emailQueueFromStore"
+export { EmailStore } from "./EmailStore"
+export { pruneEmailsJob } from "./retention"
+export { defaultDeliverySettings, type DeliverySettings, deliverySettings } from "./settings"
+export { emailStoreMemory } from "./storage/memory"
+export { emailStoreSql } from "./storage/sql"
+export { deliveryWorkers } from "./workers"

@@ -1,0 +1,484 @@
+import { SqlClient } from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { Context } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import type { Notification } from "../../domain/records"
+import { StoreError } from "../../storage/AlertsStore"
+import type { ClaimedEmail, DigestRun, DigestWindow, StoredEmail } from "../EmailStore"
+import { EmailStore } from "../EmailStore"
+import { UNSUBSCRIBE_SEPARATOR } from "./bodyParts"
+
+type Service = Context.Tag.Service<EmailStore>
+
+/** int8 and count(*) arrive as strings from pg. */
+const Count = Schema.transform(Schema.Union(Schema.Number, Schema.String, Schema.BigIntFromSelf), Schema.Number, {
+  strict: true,
+  decode: (value) => Number(value),
+  encode: (value) => value
+})
+const Timestamp = Schema.DateFromSelf
+const Facts = Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })
+const NullableText = Schema.NullOr(Schema.String)
+
+const NotificationRow = Schema.Struct({
+  id: Schema.String,
+  subject: NullableText,
+  body: NullableText,
+  title: NullableText,
+  description: NullableText,
+  change_note: NullableText,
+  tags: Facts,
+  links: Facts,
+  document_type: NullableText,
+  email_document_supertype: NullableText,
+  government_document_supertype: NullableText,
+  content_id: NullableText,
+  base_path: NullableText,
+  public_updated_at: Schema.NullOr(Timestamp),
+  publishing_app: NullableText,
+  from_address_id: NullableText,
+  urgent: Schema.Boolean,
+  priority: Schema.Literal("normal", "high"),
+  header: NullableText,
+  footer: NullableText,
+  footnote: NullableText,
+  created_at: Timestamp
+})
+
+const toNotification = (row: typeof NotificationRow.Type): Notification => ({
+  id: row.id,
+  subject: row.subject,
+  body: row.body,
+  title: row.title,
+  description: row.description,
+  changeNote: row.change_note,
+  tags: new Map(Object.entries(row.tags)),
+  links: new Map(Object.entries(row.links)),
+  documentType: row.document_type,
+  emailDocumentSupertype: row.email_document_supertype,
+  governmentDocumentSupertype: row.government_document_supertype,
+  contentId: row.content_id,
+  basePath: row.base_path,
+  publicUpdatedAt: row.public_updated_at,
+  publishingApp: row.publishing_app,
+  fromAddressId: row.from_address_id,
+  urgent: row.urgent,
+  priority: row.priority,
+  header: row.header,
+  footer: row.footer,
+  footnote: row.footnote,
+  createdAt: row.created_at
+})
+
+/** Subscription ids joined by commas (an array column would decode differently on pg and PGlite). */
+const subscriptionIdList = (joined: string | null) => (joined === null || joined === "" ? [] : joined.split(","))
+
+const ClaimedRow = Schema.Struct({
+  id: Schema.String,
+  address: Schema.String,
+  subject: Schema.String,
+  body: NullableText,
+  attempts: Count,
+  subscription_ids: NullableText
+})
+
+const EmailRow = Schema.Struct({
+  id: Schema.String,
+  address: Schema.String,
+  subject: Schema.String,
+  body: NullableText,
+  status: Schema.Literal("pending", "sending", "sent", "failed"),
+  attempts: Count,
+  next_attempt_at: Timestamp,
+  failure_reason: NullableText,
+  notification_id: NullableText,
+  subscriber_id: Schema.NullOr(Count),
+  digest_run_id: NullableText,
+  subscription_ids: NullableText,
+  created_at: Timestamp,
+  sent_at: Schema.NullOr(Timestamp)
+})
+
+const toStoredEmail = (row: typeof EmailRow.Type): StoredEmail => ({
+  id: row.id,
+  address: row.address,
+  subject: row.subject,
+  body: row.body,
+  status: row.status,
+  attempts: row.attempts,
+  nextAttemptAt: row.next_attempt_at,
+  failureReason: row.failure_reason,
+  notificationId: row.notification_id,
+  subscriberId: row.subscriber_id,
+  digestRunId: row.digest_run_id,
+  subscriptionIds: subscriptionIdList(row.subscription_ids),
+  createdAt: row.created_at,
+  sentAt: row.sent_at
+})
+
+const CountRow = Schema.Struct({ count: Count })
+const DigestRunRow = Schema.Struct({
+  id: Schema.String,
+  frequency: Schema.Literal("daily", "weekly"),
+  window_start: Timestamp,
+  window_end: Timestamp,
+  completed_at: Schema.NullOr(Timestamp)
+})
+const toDigestRun = (row: typeof DigestRunRow.Type): DigestRun => ({
+  id: row.id,
+  frequency: row.frequency,
+  start: row.window_start,
+  end: row.window_end,
+  completedAt: row.completed_at
+})
+const DigestEntryRow = Schema.Struct({
+  subscriber_id: Count,
+  address: Schema.String,
+  subscription_id: Schema.String,
+  list_title: Schema.String,
+  notification_id: Schema.String
+})
+const OutcomeRow = Schema.Struct({ status: Schema.String })
+const FiguresRow = Schema.Struct({ waiting: Count, oldest: Schema.NullOr(Timestamp) })
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+/** Old rows are deleted this many at a time, so that no statement holds many locks for long. */
+const PRUNE_BATCH = 5_000
+
+const storeError = (operation: string) => (cause: unknown) =>
+  new StoreError({ message: `alerts email store: ${operation} failed`, cause })
+
+const iso = (date: Date) => date.toISOString()
+
+export const makeSqlEmailStore = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+
+  const rows = <A, I>(operation: string, schema: Schema.Schema<A, I>, query: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
+    query.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Schema.Array(schema))),
+      Effect.mapError(storeError(operation))
+    )
+  const count = (operation: string, query: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
+    Effect.map(rows(operation, CountRow, query), (found) => found[0]?.count ?? 0)
+
+  const emailColumns = sql.unsafe(`e.id, e.address, e.subject, e.body, e.status, e.attempts, e.next_attempt_at,
+    e.failure_reason, e.notification_id, e.subscriber_id, e.digest_run_id, e.created_at, e.sent_at,
+    (SELECT string_agg(es.subscription_id::text, ',' ORDER BY es.subscription_id)
+      FROM alerts.email_subscriptions es WHERE es.email_id = e.id) AS subscription_ids`)
+
+  /** Settles a claimed email with `changes`, when the claim still holds it; returns the status it was left in. */
+  const settle = (
+    operation: string,
+    claim: { readonly id: string; readonly attempt: number },
+    changes: Effect.Effect<ReadonlyArray<unknown>, SqlError>
+  ) => Effect.map(rows(operation, OutcomeRow, changes), (found) => Option.fromNullable(found[0]?.status))
+
+  const notificationColumns = sql.unsafe(`n.id, n.subject, n.body, n.title, n.description, n.change_note, n.tags,
+    n.links, n.document_type, n.email_document_supertype, n.government_document_supertype, n.content_id, n.base_path,
+    n.public_updated_at, n.publishing_app, n.from_address_id, n.urgent, n.priority, n.header, n.footer, n.footnote,
+    n.created_at`)
+
+  const digestRunByWindow = (window: DigestWindow) =>
+    rows("startDigestRun", DigestRunRow, sql`
+      SELECT id, frequency, window_start, window_end, completed_at FROM alerts.digest_runs
+      WHERE frequency = ${window.frequency} AND window_end = ${iso(window.end)}::timestamptz`)
+
+  const store: Service = {
+    notification: (id) =>
+      UUID.test(id)
+        ? Effect.map(
+          rows("notification", NotificationRow, sql`
+            SELECT ${notificationColumns} FROM alerts.notifications n WHERE n.id = ${id}`),
+          (found) => Option.map(Option.fromNullable(found[0]), toNotification)
+        )
+        : Effect.succeed(Option.none()),
+
+    recordMatches: (notificationId, listIds) =>
+      listIds.length === 0 ? Effect.void : sql`
+        INSERT INTO alerts.notification_matches (notification_id, subscriber_list_id)
+        SELECT ${notificationId}::uuid, list_id::bigint
+        FROM jsonb_array_elements_text(${JSON.stringify(listIds)}::jsonb) AS ids(list_id)
+        ON CONFLICT DO NOTHING`.pipe(Effect.asVoid, Effect.mapError(storeError("recordMatches"))),
+
+    highestSubscriberId: count("highestSubscriberId", sql`SELECT COALESCE(max(id), 0) AS count FROM alerts.subscribers`),
+
+    fanOutChunk: ({ afterSubscriberId, content, notificationId, throughSubscriberId }) =>
+      Effect.flatMap(now, (at) =>
+        count("fanOutChunk", sql`
+          WITH reached AS (
+            SELECT s.subscriber_id, s.id AS subscription_id, l.title
+            FROM alerts.notification_matches m
+            JOIN alerts.subscriptions s ON s.subscriber_list_id = m.subscriber_list_id
+            JOIN alerts.subscriber_lists l ON l.id = m.subscriber_list_id
+            WHERE m.notification_id = ${notificationId} AND s.ended_at IS NULL AND s.frequency = 'immediately'
+              AND s.subscriber_id > ${afterSubscriberId} AND s.subscriber_id <= ${throughSubscriberId}
+          ),
+          inserted AS (
+            INSERT INTO alerts.emails (id, address, subject, body, status, attempts, next_attempt_at, notification_id,
+              subscriber_id, created_at, updated_at)
+            SELECT gen_random_uuid(), subscriber.address, ${content.subject}::text,
+              ${content.bodyBefore}::text || string_agg(
+                '[Unsubscribe from '
+                  || replace(replace(replace(r.title, '\\', '\\\\'), '[', '\\['), ']', '\\]')
+                  || '](' || ${content.unsubscribeUrlPrefix}::text || r.subscription_id::text || ')',
+                ${UNSUBSCRIBE_SEPARATOR}::text ORDER BY r.title COLLATE "C", r.subscription_id
+              ) || ${content.bodyAfter}::text,
+              'pending', 0, ${iso(at)}::timestamptz, ${notificationId}, r.subscriber_id, ${iso(at)}::timestamptz,
+              ${iso(at)}::timestamptz
+            FROM reached r
+            JOIN alerts.subscribers subscriber ON subscriber.id = r.subscriber_id AND subscriber.deactivated_at IS NULL
+            GROUP BY r.subscriber_id, subscriber.address
+            ON CONFLICT DO NOTHING
+            RETURNING id, subscriber_id
+          ),
+          linked AS (
+            INSERT INTO alerts.email_subscriptions (email_id, subscription_id)
+            SELECT inserted.id, r.subscription_id FROM inserted JOIN reached r ON r.subscriber_id = inserted.subscriber_id
+          )
+          SELECT count(*) AS count FROM inserted`)),
+
+    queueEmail: (email) =>
+      Effect.flatMap(now, (at) => {
+        const id = randomUUID()
+        return sql`
+          INSERT INTO alerts.emails (id, address, subject, body, status, attempts, next_attempt_at, created_at, updated_at)
+          VALUES (${id}, ${email.address}, ${email.subject}, ${email.body}, 'pending', 0, ${iso(at)}::timestamptz,
+            ${iso(at)}::timestamptz, ${iso(at)}::timestamptz)`.pipe(
+          Effect.as(id),
+          Effect.mapError(storeError("queueEmail"))
+        )
+      }),
+
+    claim: (limit, lease) =>
+      Effect.flatMap(now, (at) => {
+        const until = iso(new Date(at.getTime() + Duration.toMillis(lease)))
+        return Effect.map(
+          rows("claim", ClaimedRow, sql`
+            UPDATE alerts.emails e
+            SET status = 'sending', attempts = e.attempts + 1, claimed_until = ${until}::timestamptz,
+              next_attempt_at = ${until}::timestamptz, updated_at = ${iso(at)}::timestamptz
+            FROM (
+              SELECT id FROM alerts.emails
+              WHERE status IN ('pending', 'sending') AND next_attempt_at <= ${iso(at)}::timestamptz
+              ORDER BY next_attempt_at
+              LIMIT ${limit}
+              FOR UPDATE SKIP LOCKED
+            ) due
+            WHERE e.id = due.id
+            RETURNING e.id, e.address, e.subject, e.body, e.attempts,
+              (SELECT string_agg(es.subscription_id::text, ',' ORDER BY es.subscription_id)
+                FROM alerts.email_subscriptions es WHERE es.email_id = e.id) AS subscription_ids`),
+          (claimed) =>
+            claimed.map((row): ClaimedEmail => ({
+              id: row.id,
+              address: row.address,
+              subject: row.subject,
+              body: row.body ?? "",
+              attempt: row.attempts,
+              subscriptionIds: subscriptionIdList(row.subscription_ids)
+            }))
+        )
+      }),
+
+    markSent: (claim) =>
+      Effect.flatMap(now, (at) =>
+        Effect.map(
+          settle("markSent", claim, sql`
+            UPDATE alerts.emails SET status = 'sent', claimed_until = NULL, sent_at = ${iso(at)}::timestamptz,
+              updated_at = ${iso(at)}::timestamptz
+            WHERE id = ${claim.id} AND status = 'sending' AND attempts = ${claim.attempt}
+            RETURNING status`),
+          Option.isSome
+        )),
+
+    markTemporaryFailure: (claim, { maxAttempts, reason, retryAt }) =>
+      Effect.flatMap(now, (at) =>
+        Effect.map(
+          settle("markTemporaryFailure", claim, sql`
+            UPDATE alerts.emails
+            SET status = CASE WHEN attempts >= ${maxAttempts} THEN 'failed' ELSE 'pending' END,
+              next_attempt_at = CASE WHEN attempts >= ${maxAttempts} THEN next_attempt_at
+                ELSE ${iso(retryAt)}::timestamptz END,
+              claimed_until = NULL, failure_reason = ${reason}, updated_at = ${iso(at)}::timestamptz
+            WHERE id = ${claim.id} AND status = 'sending' AND attempts = ${claim.attempt}
+            RETURNING status`),
+          Option.match({ onNone: () => "lost" as const, onSome: (s) => s === "failed" ? "failed" as const : "retrying" as const })
+        )),
+
+    markPermanentFailure: (claim, reason) =>
+      Effect.flatMap(now, (at) =>
+        Effect.map(
+          settle("markPermanentFailure", claim, sql`
+            UPDATE alerts.emails SET status = 'failed', claimed_until = NULL, failure_reason = ${reason},
+              updated_at = ${iso(at)}::timestamptz
+            WHERE id = ${claim.id} AND status = 'sending' AND attempts = ${claim.attempt}
+            RETURNING status`),
+          Option.isSome
+        )),
+
+    release: (claims) =>
+      claims.length === 0 ? Effect.void : Effect.flatMap(now, (at) =>
+        sql`
+          UPDATE alerts.emails e
+          SET status = 'pending', attempts = e.attempts - 1, next_attempt_at = ${iso(at)}::timestamptz,
+            claimed_until = NULL, updated_at = ${iso(at)}::timestamptz
+          FROM jsonb_to_recordset(${JSON.stringify(claims)}::jsonb) AS claim(id uuid, attempt integer)
+          WHERE e.id = claim.id AND e.status = 'sending' AND e.attempts = claim.attempt`.pipe(
+          Effect.asVoid,
+          Effect.mapError(storeError("release"))
+        )),
+
+    figures: Effect.map(
+      rows("figures", FiguresRow, sql`
+        SELECT
+          (SELECT count(*) FROM alerts.emails WHERE status IN ('pending', 'sending')) AS waiting,
+          (SELECT min(created_at) FROM alerts.emails WHERE status = 'pending' AND digest_run_id IS NULL) AS oldest`),
+      (found) => ({ waiting: found[0]?.waiting ?? 0, oldestImmediatePendingSince: found[0]?.oldest ?? null })
+    ),
+
+    prune: ({ blankBodiesAfter, deleteAfter }) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const deleteBefore = iso(new Date(at.getTime() - Duration.toMillis(deleteAfter)))
+        const blankBefore = iso(new Date(at.getTime() - Duration.toMillis(blankBodiesAfter)))
+        let deleted = 0
+        while (true) {
+          const batch = yield* count("prune", sql`
+            WITH gone AS (
+              DELETE FROM alerts.emails WHERE id IN (
+                SELECT id FROM alerts.emails
+                WHERE status IN ('sent', 'failed') AND created_at < ${deleteBefore}::timestamptz
+                LIMIT ${PRUNE_BATCH}
+              )
+              RETURNING 1
+            )
+            SELECT count(*) AS count FROM gone`)
+          deleted += batch
+          if (batch < PRUNE_BATCH) break
+        }
+        let blanked = 0
+        while (true) {
+          const batch = yield* count("prune", sql`
+            WITH blanked AS (
+              UPDATE alerts.emails SET body = NULL WHERE id IN (
+                SELECT id FROM alerts.emails
+                WHERE status IN ('sent', 'failed') AND created_at < ${blankBefore}::timestamptz AND body IS NOT NULL
+                LIMIT ${PRUNE_BATCH}
+              )
+              RETURNING 1
+            )
+            SELECT count(*) AS count FROM blanked`)
+          blanked += batch
+          if (batch < PRUNE_BATCH) break
+        }
+        return { blanked, deleted }
+      }),
+
+    startDigestRun: (window) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        yield* sql`
+          INSERT INTO alerts.digest_runs (id, frequency, window_start, window_end, created_at)
+          VALUES (${randomUUID()}, ${window.frequency}, ${iso(window.start)}::timestamptz, ${iso(window.end)}::timestamptz,
+            ${iso(at)}::timestamptz)
+          ON CONFLICT DO NOTHING`.pipe(Effect.mapError(storeError("startDigestRun")))
+        const [run] = yield* digestRunByWindow(window)
+        return run === undefined ? yield* storeError("startDigestRun")("no run recorded") : toDigestRun(run)
+      }),
+
+    completeDigestRun: (id) =>
+      Effect.flatMap(now, (at) =>
+        sql`UPDATE alerts.digest_runs SET completed_at = ${iso(at)}::timestamptz WHERE id = ${id} AND completed_at IS NULL`
+          .pipe(Effect.asVoid, Effect.mapError(storeError("completeDigestRun")))),
+
+    notificationsIn: ({ end, start }) =>
+      Effect.map(
+        rows("notificationsIn", NotificationRow, sql`
+          SELECT ${notificationColumns} FROM alerts.notifications n
+          WHERE n.created_at >= ${iso(start)}::timestamptz AND n.created_at < ${iso(end)}::timestamptz
+          ORDER BY n.created_at, n.id`),
+        (found) => found.map(toNotification)
+      ),
+
+    digestEntries: ({ end, frequency, start }, { afterSubscriberId, throughSubscriberId }) =>
+      Effect.map(
+        rows("digestEntries", DigestEntryRow, sql`
+          SELECT s.subscriber_id, subscriber.address, s.id AS subscription_id, l.title AS list_title,
+            n.id AS notification_id
+          FROM alerts.notifications n
+          JOIN alerts.notification_matches m ON m.notification_id = n.id
+          JOIN alerts.subscriptions s ON s.subscriber_list_id = m.subscriber_list_id
+          JOIN alerts.subscriber_lists l ON l.id = s.subscriber_list_id
+          JOIN alerts.subscribers subscriber ON subscriber.id = s.subscriber_id
+          WHERE n.created_at >= ${iso(start)}::timestamptz AND n.created_at < ${iso(end)}::timestamptz
+            AND s.ended_at IS NULL AND s.frequency = ${frequency} AND subscriber.deactivated_at IS NULL
+            AND s.subscriber_id > ${afterSubscriberId} AND s.subscriber_id <= ${throughSubscriberId}`),
+        (found) =>
+          found.map((row) => ({
+            subscriberId: row.subscriber_id,
+            address: row.address,
+            subscriptionId: row.subscription_id,
+            listTitle: row.list_title,
+            notificationId: row.notification_id
+          }))
+      ),
+
+    insertDigestEmails: (runId, digests) =>
+      digests.length === 0 ? Effect.succeed(0) : Effect.flatMap(now, (at) =>
+        count("insertDigestEmails", sql`
+          WITH given AS (
+            SELECT * FROM jsonb_to_recordset(${JSON.stringify(digests)}::jsonb)
+              AS given("subscriberId" bigint, address text, subject text, body text, "subscriptionIds" jsonb)
+          ),
+          inserted AS (
+            INSERT INTO alerts.emails (id, address, subject, body, status, attempts, next_attempt_at, digest_run_id,
+              subscriber_id, created_at, updated_at)
+            SELECT gen_random_uuid(), given.address, given.subject, given.body, 'pending', 0, ${iso(at)}::timestamptz,
+              ${runId}, given."subscriberId", ${iso(at)}::timestamptz, ${iso(at)}::timestamptz
+            FROM given
+            ON CONFLICT DO NOTHING
+            RETURNING id, subscriber_id
+          ),
+          linked AS (
+            INSERT INTO alerts.email_subscriptions (email_id, subscription_id)
+            SELECT inserted.id, subscription.id::uuid
+            FROM inserted
+            JOIN given ON given."subscriberId" = inserted.subscriber_id,
+              jsonb_array_elements_text(given."subscriptionIds") AS subscription(id)
+          )
+          SELECT count(*) AS count FROM inserted`)),
+
+    emailsOfDigestRun: (runId) =>
+      UUID.test(runId)
+        ? Effect.map(
+          rows("emailsOfDigestRun", EmailRow, sql`
+            SELECT ${emailColumns} FROM alerts.emails e WHERE e.digest_run_id = ${runId} ORDER BY e.subscriber_id`),
+          (found) => found.map(toStoredEmail)
+        )
+        : Effect.succeed([]),
+
+    email: (id) =>
+      UUID.test(id)
+        ? Effect.map(
+          rows("email", EmailRow, sql`SELECT ${emailColumns} FROM alerts.emails e WHERE e.id = ${id}`),
+          (found) => Option.map(Option.fromNullable(found[0]), toStoredEmail)
+        )
+        : Effect.succeed(Option.none()),
+
+    emailsOfNotification: (notificationId) =>
+      UUID.test(notificationId)
+        ? Effect.map(
+          rows("emailsOfNotification", EmailRow, sql`
+            SELECT ${emailColumns} FROM alerts.emails e
+            WHERE e.notification_id = ${notificationId} ORDER BY e.subscriber_id`),
+          (found) => found.map(toStoredEmail)
+        )
+        : Effect.succeed([])
+  }
+  return store
+})
+
+/** Emails over the host's `SqlClient` (PostgreSQL, or PGlite embedded); run `migrate` first. */
+export const emailStoreSql: Layer.Layer<EmailStore, never, SqlClient> = Layer.effect(EmailStore, makeSqlEmailStore)

@@ -1,0 +1,4 @@
+import { memoryStores } from "./backends"
+import { emailStoreSuite } from "./storageSuite"
+
+emailStoreSuite("memory", memoryStores)

@@ -1,0 +1,261 @@
+import { JobQueue, layerMemory as jobQueueMemory } from "@civicstack/jobs"
+import { describe, expect, it } from "@effect/vitest"
+import type { Layer } from "effect"
+import { Duration, Effect, Fiber, Option, TestClock } from "effect"
+import { runDeliveryWorker } from "../../src/delivery/deliver"
+import { PermanentDeliveryFailure, TemporaryDeliveryFailure } from "../../src/delivery/EmailProvider"
+import { EmailStore } from "../../src/delivery/EmailStore"
+import { sendDigests } from "../../src/delivery/digest"
+import { fanOutNotification } from "../../src/delivery/fanOut"
+import { fanOutJob } from "../../src/delivery/fanOutJob"
+import { deliverySettings } from "../../src/delivery/settings"
+import { deliveryWorkers } from "../../src/delivery/workers"
+import { AlertsStore } from "../../src/storage/AlertsStore"
+import { aNotification, at, clockAt, subscriberTo, topicList } from "./fixtures"
+import { advanceUntil, letWorkRun, makeScriptedProvider, waitFor } from "./support"
+
+const settings = deliverySettings({
+  publicSiteUrl: "https://www.example.org/",
+  footer: "Manage your subscriptions.",
+  backoff: { base: Duration.seconds(10), max: Duration.minutes(5) },
+  maxAttempts: 3,
+  // the rate limit has a test of its own; here it never makes a send wait
+  rateLimitPerSecond: 1_000_000
+})
+
+/** Two lists tagged `tax`; Ada subscribes to both, Bob to one, Cy to the daily digest. */
+const twoListsAndThreeSubscribers = Effect.gen(function*() {
+  const vat = yield* topicList("VAT", "tax", "vat")
+  const income = yield* topicList("Income tax", "tax")
+  const ada = yield* subscriberTo("ada@example.com", [vat.id, income.id])
+  const bob = yield* subscriberTo("bob@example.com", [income.id])
+  yield* subscriberTo("cy@example.com", [vat.id], "daily")
+  return { ada, bob }
+})
+
+const singleEmail = (address: string) =>
+  Effect.flatMap(EmailStore, (emails) => emails.queueEmail({ address, subject: "Hello", body: "Body." }))
+
+/** Fan-out, delivery and the workers' layer, on the memory and SQL stores. */
+export const workerSuite = (name: string, backend: () => Layer.Layer<EmailStore | AlertsStore, unknown>) =>
+  describe(`email workers on ${name}`, () => {
+    const test = (title: string, body: Effect.Effect<void, unknown, EmailStore | AlertsStore>) =>
+      it.effect(title, () => Effect.provide(Effect.zipRight(clockAt(0), body), backend()))
+
+    test("fan-out writes one email per subscriber, however many of their lists match, and only once", Effect.gen(function*() {
+      const alerts = yield* AlertsStore
+      const emails = yield* EmailStore
+      const { ada, bob } = yield* twoListsAndThreeSubscribers
+      const notification = yield* alerts.insertNotification(aNotification({
+        subject: null,
+        body: null,
+        title: "VAT rates",
+        description: "New rates.",
+        changeNote: "Rates for 2025 added.",
+        basePath: "/vat-rates"
+      }))
+      // chunks of one subscriber id, so that each subscriber is a statement of its own
+      const chunked = { ...settings, fanOutChunkSize: 1 }
+      expect(yield* fanOutNotification(notification.id, chunked)).toBe(2)
+      expect(yield* fanOutNotification(notification.id, chunked)).toBe(0)
+      expect(yield* fanOutNotification(notification.id, settings)).toBe(0)
+
+      const created = yield* emails.emailsOfNotification(notification.id)
+      expect(created.map((email) => [email.address, email.subscriptionIds.length])).toEqual([
+        ["ada@example.com", 2],
+        ["bob@example.com", 1]
+      ])
+      const adaEmail = created[0]!
+      expect(adaEmail.subject).toBe("VAT rates")
+      expect(adaEmail.body).toContain("[VAT rates](https://www.example.org/vat-rates)\n\nNew rates.\n\nChange made: Rates for 2025 added.")
+      for (const subscription of ada.subscriptions) {
+        expect(adaEmail.body).toContain(`(https://www.example.org/email/unsubscribe/${subscription.id})`)
+      }
+      expect(adaEmail.body!.endsWith("Manage your subscriptions.")).toBe(true)
+      expect(created[1]!.body).toContain(`https://www.example.org/email/unsubscribe/${bob.subscriptions[0]!.id}`)
+      expect(created[1]!.body).not.toContain(ada.subscriptions[0]!.id)
+    }))
+
+    test("a notification that matches no list writes nothing", Effect.gen(function*() {
+      const alerts = yield* AlertsStore
+      yield* twoListsAndThreeSubscribers
+      const notification = yield* alerts.insertNotification(aNotification({ tags: new Map([["topics", ["farming"]]]) }))
+      expect(yield* fanOutNotification(notification.id, settings)).toBe(0)
+      expect(yield* fanOutNotification("00000000-0000-4000-8000-000000000000", settings)).toBe(0)
+    }))
+
+    test("the workers' layer fans a queued notification out and delivers it, one-click unsubscribe for one subscription", Effect.gen(function*() {
+      const alerts = yield* AlertsStore
+      const { bob } = yield* twoListsAndThreeSubscribers
+      const provider = makeScriptedProvider()
+      const notification = yield* alerts.insertNotification(aNotification())
+      yield* Effect.gen(function*() {
+        const jobs = yield* JobQueue
+        yield* jobs.enqueue(fanOutJob, { notificationId: notification.id })
+        yield* Effect.gen(function*() {
+          yield* advanceUntil("two deliveries", () => provider.delivered().length === 2, "200 millis")
+        }).pipe(Effect.provide(deliveryWorkers(settings)), Effect.scoped)
+      }).pipe(Effect.provide(provider.layer), Effect.provide(jobQueueMemory))
+
+      const delivered = provider.delivered().map(({ email }) => email).sort((a, b) => a.address.localeCompare(b.address))
+      expect(delivered.map((email) => email.address)).toEqual(["ada@example.com", "bob@example.com"])
+      expect(delivered[0]!.unsubscribeUrl).toBeUndefined()
+      expect(delivered[1]!.unsubscribeUrl).toBe(`https://www.example.org/email/unsubscribe/${bob.subscriptions[0]!.id}`)
+      expect(delivered[1]).toMatchObject({ subject: "Tax changes" })
+      expect(delivered[1]!.body).toContain("Rates change in April.")
+      const emails = yield* EmailStore
+      const stored = yield* emails.emailsOfNotification(notification.id)
+      expect(stored.map((email) => email.status)).toEqual(["sent", "sent"])
+    }))
+
+    test("a temporary failure is tried again when the provider asked, then sent", Effect.gen(function*() {
+      const emails = yield* EmailStore
+      const provider = makeScriptedProvider({
+        "busy@example.com": [new TemporaryDeliveryFailure({ reason: "429", retryAfterMillis: 30_000 })]
+      })
+      const id = yield* singleEmail("busy@example.com")
+      const worker = yield* Effect.fork(runDeliveryWorker(settings).pipe(Effect.provide(provider.layer)))
+      yield* waitFor("the first attempt", () => provider.attempts.length === 1)
+      let stored = yield* emails.email(id)
+      for (let tries = 0; tries < 2000 && Option.getOrThrow(stored).status !== "pending"; tries++) {
+        yield* letWorkRun
+        stored = yield* emails.email(id)
+      }
+      expect(Option.getOrThrow(stored)).toMatchObject({ status: "pending", attempts: 1, nextAttemptAt: at(30) })
+      yield* TestClock.adjust("29 seconds")
+      yield* letWorkRun
+      expect(provider.attempts.length).toBe(1)
+      yield* TestClock.adjust("2 seconds")
+      yield* waitFor("the second attempt", () => provider.delivered().length === 1)
+      yield* Fiber.interrupt(worker)
+      expect(provider.attempts.map((attempt) => [attempt.outcome, attempt.at])).toEqual([
+        ["TemporaryDeliveryFailure", at(0).getTime()],
+        ["delivered", expect.any(Number)]
+      ])
+      expect(provider.attempts[1]!.at).toBeGreaterThanOrEqual(at(30).getTime())
+      expect(Option.getOrThrow(yield* emails.email(id))).toMatchObject({ status: "sent", attempts: 2 })
+    }))
+
+    test("a permanent failure fails the email and ends the address's subscriptions", Effect.gen(function*() {
+      const alerts = yield* AlertsStore
+      const emails = yield* EmailStore
+      const { ada, bob } = yield* twoListsAndThreeSubscribers
+      const provider = makeScriptedProvider({
+        "ada@example.com": [new PermanentDeliveryFailure({ reason: "no such mailbox" })]
+      })
+      const notification = yield* alerts.insertNotification(aNotification())
+      yield* fanOutNotification(notification.id, settings)
+      const worker = yield* Effect.fork(runDeliveryWorker(settings).pipe(Effect.provide(provider.layer)))
+      yield* waitFor("both attempts", () => provider.attempts.length === 2)
+      let subscriber = yield* alerts.subscriberById(ada.subscriber.id)
+      for (let tries = 0; tries < 2000 && Option.getOrThrow(subscriber).deactivatedAt === null; tries++) {
+        yield* letWorkRun
+        subscriber = yield* alerts.subscriberById(ada.subscriber.id)
+      }
+      yield* Fiber.interrupt(worker)
+      expect(Option.getOrThrow(subscriber).deactivatedAt).toEqual(at(0))
+      for (const subscription of ada.subscriptions) {
+        const details = Option.getOrThrow(yield* alerts.subscriptionById(subscription.id))
+        expect(details.subscription).toMatchObject({ endedReason: "non_existent_email", endedAt: at(0) })
+      }
+      expect(yield* alerts.activeSubscriptionsOf(bob.subscriber.id)).toHaveLength(1)
+      const stored = yield* emails.emailsOfNotification(notification.id)
+      expect(stored.map((email) => [email.address, email.status, email.failureReason])).toEqual([
+        ["ada@example.com", "failed", "no such mailbox"],
+        ["bob@example.com", "sent", null]
+      ])
+    }))
+
+    test("digests: one email per subscriber with a section per subscription, never empty, never twice", Effect.gen(function*() {
+      const alerts = yield* AlertsStore
+      const emails = yield* EmailStore
+      const tax = yield* topicList("Tax", "tax")
+      const vat = yield* topicList("VAT", "vat")
+      const farming = yield* topicList("Farming", "farming")
+      const ada = yield* subscriberTo("ada@example.com", [vat.id, tax.id], "daily")
+      const bob = yield* subscriberTo("bob@example.com", [tax.id], "weekly")
+      yield* subscriberTo("cy@example.com", [tax.id])
+      yield* subscriberTo("dan@example.com", [farming.id], "daily")
+      const notify = (when: string, subject: string, topics: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(new Date(when).getTime())
+          const notification = yield* alerts.insertNotification(aNotification({
+            subject,
+            body: `About ${subject}.`,
+            tags: new Map([["topics", topics]])
+          }))
+          yield* fanOutNotification(notification.id, settings)
+          return notification
+        })
+      yield* notify("2024-02-29T09:00:00Z", "Income tax", ["tax"])
+      yield* notify("2024-03-01T07:59:00Z", "VAT and tax", ["tax", "vat"])
+      yield* notify("2024-03-01T08:00:00Z", "Tomorrow", ["tax"])
+
+      // Friday 1 March, 08:30: the daily window to 08:00 holds the first two
+      yield* TestClock.setTime(new Date("2024-03-01T08:30:00Z").getTime())
+      expect(yield* sendDigests("daily", settings)).toBe(1)
+      expect(yield* sendDigests("daily", settings)).toBe(0)
+      // the last weekly window ended on Saturday 24 February: too long ago to send now
+      expect(yield* sendDigests("weekly", settings)).toBe(0)
+      const run = yield* emails.startDigestRun({
+        frequency: "daily",
+        start: new Date("2024-02-29T08:00:00Z"),
+        end: new Date("2024-03-01T08:00:00Z")
+      })
+      expect(run.completedAt).not.toBeNull()
+      const [digest, ...others] = yield* emails.emailsOfDigestRun(run.id)
+      expect(others).toEqual([])
+      const [taxSubscription, vatSubscription] = [ada.subscriptions[1]!, ada.subscriptions[0]!]
+      expect(digest).toMatchObject({
+        address: "ada@example.com",
+        subject: "Your daily update",
+        subscriptionIds: [taxSubscription.id, vatSubscription.id].sort()
+      })
+      const unsubscribe = (id: string) => `https://www.example.org/email/unsubscribe/${id}`
+      expect(digest!.body).toBe([
+        "## Tax",
+        "### Income tax\n\nAbout Income tax.",
+        "### VAT and tax\n\nAbout VAT and tax.",
+        `[Unsubscribe from Tax](${unsubscribe(taxSubscription.id)})`,
+        "## VAT",
+        "### VAT and tax\n\nAbout VAT and tax.",
+        `[Unsubscribe from VAT](${unsubscribe(vatSubscription.id)})`,
+        "---",
+        "Manage your subscriptions."
+      ].join("\n\n"))
+
+      // Saturday 2 March, 08:30: the weekly window holds all three for Bob; the daily one the last for Ada
+      yield* TestClock.setTime(new Date("2024-03-02T08:30:00Z").getTime())
+      expect(yield* sendDigests("weekly", settings)).toBe(1)
+      expect(yield* sendDigests("daily", settings)).toBe(1)
+      expect(yield* sendDigests("weekly", settings)).toBe(0)
+      const weekly = yield* emails.startDigestRun({
+        frequency: "weekly",
+        start: new Date("2024-02-24T08:00:00Z"),
+        end: new Date("2024-03-02T08:00:00Z")
+      })
+      const [bobs] = yield* emails.emailsOfDigestRun(weekly.id)
+      expect(bobs).toMatchObject({
+        address: "bob@example.com",
+        subject: "Your weekly update",
+        subscriptionIds: [bob.subscriptions[0]!.id]
+      })
+      expect(bobs!.body!.match(/^### /gm)).toHaveLength(3)
+    }))
+
+    test("stopping the worker mid-send hands the email back, and the next worker sends it", Effect.gen(function*() {
+      const emails = yield* EmailStore
+      const hanging = makeScriptedProvider({ "slow@example.com": ["hang"] })
+      const id = yield* singleEmail("slow@example.com")
+      const worker = yield* Effect.fork(runDeliveryWorker(settings).pipe(Effect.provide(hanging.layer)))
+      yield* waitFor("the send to start", () => hanging.attempts.length === 1)
+      yield* Fiber.interrupt(worker)
+      expect(Option.getOrThrow(yield* emails.email(id))).toMatchObject({ status: "pending", attempts: 0 })
+
+      const working = makeScriptedProvider()
+      const next = yield* Effect.fork(runDeliveryWorker(settings).pipe(Effect.provide(working.layer)))
+      yield* waitFor("the send", () => working.delivered().length === 1)
+      yield* Fiber.interrupt(next)
+      expect(working.delivered()[0]!.email.id).toBe(id)
+    }))
+  })

@@ -1,0 +1,4 @@
+import { memoryStores } from "./backends"
+import { workerSuite } from "./workerSuite"
+
+workerSuite("memory", memoryStores)
