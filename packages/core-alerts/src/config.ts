@@ -21,10 +21,10 @@ const QueueSize = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1
 const QueueAgeSeconds = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 31_536_000))
   .annotations(expecting("a whole number of seconds from 1 to 31536000"))
 
-const ordered = <A>(name: string, thresholds: Thresholds<A>, atMost: (a: A, b: A) => boolean) =>
+const ordered = <A>(names: Thresholds<string>, thresholds: Thresholds<A>, atMost: (a: A, b: A) => boolean) =>
   atMost(thresholds.warning, thresholds.critical)
     ? Either.right(thresholds)
-    : Either.left(ConfigError.InvalidData([], `${name}: the warning threshold must not be above the critical one`))
+    : Either.left(ConfigError.InvalidData([], `${names.warning} must not be above ${names.critical}`))
 
 /** What `alertsConfig` reads: settings to spread into those given to `layerSql` or `layerMemory`. */
 export interface AlertsConfig extends Pick<AlertsSettings, "authTokenIssuer" | "healthThresholds"> {
@@ -41,14 +41,18 @@ const defaults = defaultAlertsSettings.healthThresholds
  * unset values take the defaults. `PUBLIC_SITE_URL` is the host's and comes in through the settings.
  */
 export const alertsConfig: Config.Config<AlertsConfig> = Config.all({
-  authTokenSecret: Config.option(Schema.Config("AUTH_TOKEN_SECRET", Secret)),
+  // not Config.option, which would also turn a wrong secret into none
+  authTokenSecret: Schema.Config("AUTH_TOKEN_SECRET", Secret).pipe(
+    Config.map(Option.some),
+    Config.withDefault(Option.none<Redacted.Redacted<string>>())
+  ),
   authTokenIssuer: Schema.Config("AUTH_TOKEN_ISSUER", Issuer).pipe(
     Config.withDefault(defaultAlertsSettings.authTokenIssuer)
   ),
   queueSize: Config.all({
     warning: Schema.Config("QUEUE_SIZE_WARNING", QueueSize).pipe(Config.withDefault(defaults.queueSize.warning)),
     critical: Schema.Config("QUEUE_SIZE_CRITICAL", QueueSize).pipe(Config.withDefault(defaults.queueSize.critical))
-  }).pipe(Config.mapOrFail((sizes) => ordered("QUEUE_SIZE", sizes, (a, b) => a <= b))),
+  }).pipe(Config.mapOrFail((sizes) => ordered({ warning: "QUEUE_SIZE_WARNING", critical: "QUEUE_SIZE_CRITICAL" }, sizes, (a, b) => a <= b))),
   queueAge: Config.all({
     warning: Schema.Config("QUEUE_AGE_WARNING_SECONDS", QueueAgeSeconds).pipe(
       Config.map(Duration.seconds),
@@ -58,7 +62,9 @@ export const alertsConfig: Config.Config<AlertsConfig> = Config.all({
       Config.map(Duration.seconds),
       Config.withDefault(defaults.queueAge.critical)
     )
-  }).pipe(Config.mapOrFail((ages) => ordered("QUEUE_AGE", ages, Duration.lessThanOrEqualTo)))
+  }).pipe(Config.mapOrFail((ages) =>
+    ordered({ warning: "QUEUE_AGE_WARNING_SECONDS", critical: "QUEUE_AGE_CRITICAL_SECONDS" }, ages, Duration.lessThanOrEqualTo)
+  ))
 }).pipe(
   Config.map(({ authTokenIssuer, authTokenSecret, queueAge, queueSize }): AlertsConfig => ({
     authTokenIssuer,

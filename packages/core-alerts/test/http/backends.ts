@@ -17,7 +17,7 @@ export type Backend = (settings: Partial<AlertsSettings>) => ServiceUnderTest
 /** `layerMemory`: its own store and job queue in memory. */
 export const memoryBackend: Backend = (settings) => layerMemory(settings).pipe(Layer.provideMerge(recordingEmailQueue))
 
-const emptyTables = Layer.effectDiscard(Effect.flatMap(SqlClient, (sql) =>
+export const emptyTables = Layer.effectDiscard(Effect.flatMap(SqlClient, (sql) =>
   sql`TRUNCATE alerts.notifications, alerts.subscriptions, alerts.subscribers, alerts.subscriber_lists, jobs.jobs
       RESTART IDENTITY`))
 
@@ -34,12 +34,14 @@ const sqlBackend = (database: Layer.Layer<SqlClient, unknown>): Backend => (sett
 
 /** Opening PGlite takes seconds, so a test file shares one in-memory database. */
 export const sharedPglite = () => {
-  const database = ManagedRuntime.make(Layer.provideMerge(Layer.effectDiscard(migrateBoth), PgliteClient.layer({})))
+  const runtime = ManagedRuntime.make(Layer.provideMerge(Layer.effectDiscard(migrateBoth), PgliteClient.layer({})))
+  const database: Layer.Layer<SqlClient, unknown> = Layer.unwrapEffect(Effect.map(runtime.runtimeEffect, (built) =>
+    Layer.succeedContext(built.context)))
   return {
-    open: () => database.runtime(),
-    close: () => database.dispose(),
-    backend: sqlBackend(Layer.unwrapEffect(Effect.map(database.runtimeEffect, (runtime) =>
-      Layer.succeedContext(runtime.context))))
+    open: () => runtime.runtime(),
+    close: () => runtime.dispose(),
+    database,
+    backend: sqlBackend(database)
   }
 }
 
