@@ -8,11 +8,13 @@ import {
   UnprocessableEntity
 } from "../api/errors"
 import type { HealthStatus } from "../api/requests"
+import { unstorableTextProblem } from "../api/text"
 import { fanOutJob } from "../delivery/fanOutJob"
 import { normaliseAddress } from "../domain/address"
 import type { EmailAddress } from "../domain/address"
 import { hasCriteria } from "../domain/criteria"
 import type { ListCriteria } from "../domain/criteria"
+import { MAX_SLUG_LENGTH } from "../domain/slug"
 import type { Frequency, NewNotification, Notification, Subscriber, SubscriberList, Subscription } from "../domain/records"
 import type { Thresholds } from "../settings"
 import type { StoreError, SubscriptionDetails, SubscriptionWithList } from "../storage/AlertsStore"
@@ -118,6 +120,12 @@ export class Alerts extends Context.Tag("@civicstack/core-alerts/Alerts")<Alerts
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
+/** Ids are positive safe integers: any other number names nothing, and is never sent to the database. */
+const isRecordId = (id: number) => Number.isSafeInteger(id) && id > 0
+
+/** Text a database cannot hold, or longer than any slug, names no list and is never looked up. */
+const isSlug = (slug: string) => slug.length <= MAX_SLUG_LENGTH && unstorableTextProblem(slug) === undefined
+
 const listNotFound = new SubscriberListNotFound({ error: "Could not find the subscriber list" })
 const subscriberNotFound = new SubscriberNotFound({ error: "Could not find the subscriber" })
 const subscriptionNotFound = new SubscriptionNotFound({ error: "Could not find the subscription" })
@@ -166,7 +174,8 @@ export const alertsFromParts = Layer.effect(
       })
 
     const listByCriteria = (criteria: ListCriteria) => Effect.flatMap(store.listByCriteria(criteria), orFail(listNotFound))
-    const listBySlug = (slug: string) => Effect.flatMap(store.listBySlug(slug), orFail(listNotFound))
+    const listBySlug = (slug: string) =>
+      isSlug(slug) ? Effect.flatMap(store.listBySlug(slug), orFail(listNotFound)) : Effect.fail(listNotFound)
 
     const queueNotification = (notification: NewNotification) =>
       Effect.gen(function*() {
@@ -188,6 +197,7 @@ export const alertsFromParts = Layer.effect(
 
     const subscriptionsOf = (subscriberId: number) =>
       Effect.gen(function*() {
+        if (!isRecordId(subscriberId)) return yield* subscriberNotFound
         const subscriber = yield* Effect.flatMap(store.subscriberById(subscriberId), orFail(subscriberNotFound))
         return { subscriber, subscriptions: yield* store.activeSubscriptionsOf(subscriber.id) }
       })
@@ -195,6 +205,7 @@ export const alertsFromParts = Layer.effect(
     const changeAddress = (subscriberId: number, newAddress: string) =>
       Effect.gen(function*() {
         const address = yield* checkedAddress("new_address", newAddress)
+        if (!isRecordId(subscriberId)) return yield* subscriberNotFound
         return yield* store.changeAddress(subscriberId, address).pipe(
           Effect.catchTag("AddressTaken", () => Effect.fail(refused({ new_address: "is already used by another subscriber" }))),
           Effect.flatMap(orFail(subscriberNotFound))
@@ -202,7 +213,9 @@ export const alertsFromParts = Layer.effect(
       })
 
     const deactivateSubscriber = (subscriberId: number) =>
-      store.deactivateSubscriber(subscriberId, "unsubscribed").pipe(Effect.flatMap(orFail(subscriberNotFound)), Effect.asVoid)
+      isRecordId(subscriberId)
+        ? store.deactivateSubscriber(subscriberId, "unsubscribed").pipe(Effect.flatMap(orFail(subscriberNotFound)), Effect.asVoid)
+        : Effect.fail(subscriberNotFound)
 
     /** The subscriber with this address, active: found (and reactivated) or created. */
     const activeSubscriber = (address: EmailAddress): Effect.Effect<Subscriber, StoreError> =>
@@ -222,6 +235,7 @@ export const alertsFromParts = Layer.effect(
     const subscribe = ({ address, frequency, subscriberListId }: SubscribeRequest) =>
       Effect.gen(function*() {
         const checked = yield* checkedAddress("address", address)
+        if (!isRecordId(subscriberListId)) return yield* listNotFound
         const list = yield* Effect.flatMap(store.listById(subscriberListId), orFail(listNotFound))
         return yield* store.transaction(Effect.gen(function*() {
           const subscriber = yield* activeSubscriber(checked)

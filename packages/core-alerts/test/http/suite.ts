@@ -241,9 +241,11 @@ export const alertsHttpSuite = (name: string, backend: Backend) =>
             const found = yield* send("GET", "/subscriber-lists/guides")
             expect(found.status).toBe(200)
             expect(found.body.subscriber_list).toMatchObject({ id: 1, slug: "guides" })
-            const missing = yield* send("GET", "/subscriber-lists/nothing-here")
-            expect(missing.status).toBe(404)
-            expect(missing.body).toEqual({ error: "Could not find the subscriber list" })
+            for (const slug of ["nothing-here", "GUIDES", "%00"]) {
+              const missing = yield* send("GET", `/subscriber-lists/${slug}`)
+              expect(missing.status, slug).toBe(404)
+              expect(missing.body, slug).toEqual({ error: "Could not find the subscriber list" })
+            }
           })
         ))
     })
@@ -341,6 +343,12 @@ export const alertsHttpSuite = (name: string, backend: Backend) =>
             yield* post(send, "/subscriber-lists", GUIDES)
             const unknownList = yield* expectRefused(() => post(send, "/subscriptions", { address: "a@example.org", subscribable_id: 99 }), 404)
             expect(unknownList.body).toEqual({ error: "Could not find the subscriber list" })
+            yield* expectRefused(() => post(send, "/subscriptions", { address: "a@example.org", subscribable_id: 1e30 }), 422, ["subscribable_id"])
+            yield* expectRefused(
+              () => post(send, "/subscriptions", { address: "a@example.org", subscribable_id: "99999999999999999999" }),
+              422,
+              ["subscribable_id"]
+            )
             yield* expectRefused(() => post(send, "/subscriptions", { address: "not an address", subscribable_id: 1 }), 422, ["address"])
             yield* expectRefused(
               () => post(send, "/subscriptions", { address: "a@example.org", subscribable_id: 1, frequency: "hourly" }),
@@ -454,10 +462,12 @@ export const alertsHttpSuite = (name: string, backend: Backend) =>
             expect(view.body.subscriber).toMatchObject({ id: 1, address: "ann@example.org", sso_user_uid: null })
             expect(view.body.subscriptions.map((s: { subscriber_list: { title: string } }) => s.subscriber_list.title))
               .toEqual(["Guides", "News"])
-            const missing = yield* send("GET", "/subscribers/99/subscriptions")
-            expect(missing.status).toBe(404)
-            expect(missing.body).toEqual({ error: "Could not find the subscriber" })
-            for (const id of ["abc", "0", "-1", "1.5", "1x"]) {
+            for (const id of ["99"]) {
+              const missing = yield* send("GET", `/subscribers/${id}/subscriptions`)
+              expect(missing.status, id).toBe(404)
+              expect(missing.body).toEqual({ error: "Could not find the subscriber" })
+            }
+            for (const id of ["abc", "0", "-1", "1.5", "1x", "99999999999999999999", "9007199254740993"]) {
               expectEnvelope(yield* send("GET", `/subscribers/${id}/subscriptions`), 400)
             }
           })
@@ -483,6 +493,7 @@ export const alertsHttpSuite = (name: string, backend: Backend) =>
             const unknown = yield* expectRefused(() => send("PATCH", "/subscribers/99", { new_address: "c@example.org" }), 404)
             expect(unknown.body).toEqual({ error: "Could not find the subscriber" })
             yield* expectRefused(() => send("PATCH", "/subscribers/x", { new_address: "c@example.org" }), 400)
+            yield* expectRefused(() => send("PATCH", "/subscribers/1e30", { new_address: "c@example.org" }), 400)
           })
         ))
 
@@ -505,6 +516,7 @@ export const alertsHttpSuite = (name: string, backend: Backend) =>
             expect((yield* send("GET", `/subscriptions/${bobs!.id}`)).body.subscription.ended_at).toBeNull()
             yield* expectRefused(() => send("DELETE", "/subscribers/1"), 404)
             yield* expectRefused(() => send("DELETE", "/subscribers/99"), 404)
+            yield* expectRefused(() => send("DELETE", "/subscribers/99999999999999999999"), 400)
             yield* expectRefused(() => send("DELETE", "/subscribers/abc"), 400)
           })
         ))

@@ -110,4 +110,19 @@ describe("what the service does in one transaction (PGlite)", () => {
       const sent = yield* alerts.sendAuthToken({ address: "ann@example.org", destination: "/manage" })
       expect(sent.deactivatedAt).toBeNull()
     }).pipe(Effect.provide(service)))
+
+  it.effect("ids and slugs no record can have name nothing and never reach the database", () =>
+    Effect.gen(function*() {
+      const alerts = yield* Alerts
+      const tags = (effect: Effect.Effect<unknown, { readonly _tag: string }>) => Effect.map(Effect.flip(effect), (e) => e._tag)
+      expect(yield* tags(alerts.subscriptionsOf(2 ** 60))).toBe("SubscriberNotFound")
+      expect(yield* tags(alerts.subscriptionsOf(0))).toBe("SubscriberNotFound")
+      expect(yield* tags(alerts.deactivateSubscriber(1.5))).toBe("SubscriberNotFound")
+      expect(yield* tags(alerts.changeAddress(-1, "a@example.org"))).toBe("SubscriberNotFound")
+      expect(yield* tags(alerts.subscribe({ address: "a@example.org", subscriberListId: 1e30, frequency: "daily" })))
+        .toBe("SubscriberListNotFound")
+      expect(yield* tags(alerts.listBySlug("a\u0000b"))).toBe("SubscriberListNotFound")
+      expect(yield* tags(alerts.listBySlug("x".repeat(300)))).toBe("SubscriberListNotFound")
+      expect(yield* tags(alerts.subscription("not-a-uuid"))).toBe("SubscriptionNotFound")
+    }).pipe(Effect.provide(service)))
 })
