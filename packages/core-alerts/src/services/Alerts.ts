@@ -17,7 +17,8 @@ import type { ListCriteria } from "../domain/criteria"
 import { MAX_SLUG_LENGTH } from "../domain/slug"
 import type { Frequency, NewNotification, Notification, Subscriber, SubscriberList, Subscription } from "../domain/records"
 import type { Thresholds } from "../settings"
-import type { StoreError, SubscriptionDetails, SubscriptionWithList } from "../storage/AlertsStore"
+import { StoreError } from "../storage/AlertsStore"
+import type { SubscriptionDetails, SubscriptionWithList } from "../storage/AlertsStore"
 import { AlertsParts } from "./AlertsParts"
 import { authTokenEmail, authTokenLink, isSitePath, signAuthToken } from "./authToken"
 
@@ -123,7 +124,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** Ids are positive safe integers: any other number names nothing, and is never sent to the database. */
 const isRecordId = (id: number) => Number.isSafeInteger(id) && id > 0
 
-/** Text a database cannot hold, or longer than any slug, names no list and is never looked up. */
+/** Whether `slug` could be one: text a database cannot hold, or longer than any slug, is never looked up. */
 const isSlug = (slug: string) => slug.length <= MAX_SLUG_LENGTH && unstorableTextProblem(slug) === undefined
 
 const listNotFound = new SubscriberListNotFound({ error: "Could not find the subscriber list" })
@@ -222,14 +223,17 @@ export const alertsFromParts = Layer.effect(
       Effect.gen(function*() {
         const existing = yield* store.subscriberByAddress(address)
         if (Option.isNone(existing)) {
-          // another request may create the same subscriber first: then it is found on the second look
+          // another request may create the same subscriber first: then it is found on a second look
           return yield* store.createSubscriber(address).pipe(
-            Effect.catchTag("AddressTaken", () => activeSubscriber(address))
+            Effect.catchTag("AddressTaken", () =>
+              Effect.flatMap(
+                store.subscriberByAddress(address),
+                orFail(new StoreError({ message: "alerts: an address was taken, yet no subscriber has it" }))
+              ))
           )
         }
         if (existing.value.deactivatedAt === null) return existing.value
-        return yield* Effect.flatMap(store.reactivateSubscriber(existing.value.id), (reactivated) =>
-          Effect.succeed(Option.getOrElse(reactivated, () => existing.value)))
+        return Option.getOrElse(yield* store.reactivateSubscriber(existing.value.id), () => existing.value)
       })
 
     const subscribe = ({ address, frequency, subscriberListId }: SubscribeRequest) =>

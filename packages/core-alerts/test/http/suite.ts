@@ -433,6 +433,23 @@ export const alertsHttpSuite = (name: string, backend: Backend) =>
           })
         ))
 
+      it.effect("the same new address subscribing many times at once makes one subscriber and one subscription", () =>
+        served((send) =>
+          Effect.gen(function*() {
+            yield* post(send, "/subscriber-lists", GUIDES)
+            const answers = yield* Effect.all(
+              Array.from({ length: 8 }, (_, n) =>
+                post(send, "/subscriptions", { address: n % 2 === 0 ? "new@example.org" : "NEW@example.org", subscribable_id: 1 })),
+              { concurrency: "unbounded" }
+            )
+            expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201])
+            expect(new Set(answers.map((answer) => answer.body.id)).size).toBe(1)
+            const view = yield* send("GET", "/subscribers/1/subscriptions")
+            expect(view.body.subscriptions).toHaveLength(1)
+            expect((yield* send("GET", "/subscribers/2/subscriptions")).status).toBe(404)
+          })
+        ))
+
       it.effect("subscribing again reactivates a deactivated subscriber", () =>
         served((send) =>
           Effect.gen(function*() {
