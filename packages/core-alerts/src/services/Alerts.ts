@@ -7,6 +7,7 @@ import {
   SubscriptionNotFound,
   UnprocessableEntity
 } from "../api/errors"
+import { isSitePath } from "../api/requests"
 import type { HealthStatus } from "../api/requests"
 import { unstorableTextProblem } from "../api/text"
 import { fanOutJob } from "../delivery/fanOutJob"
@@ -20,7 +21,7 @@ import type { Thresholds } from "../settings"
 import { StoreError } from "../storage/AlertsStore"
 import type { SubscriptionDetails, SubscriptionWithList } from "../storage/AlertsStore"
 import { AlertsParts } from "./AlertsParts"
-import { authTokenEmail, authTokenLink, isSitePath, signAuthToken } from "./authToken"
+import { authTokenEmail, authTokenLink, signAuthToken } from "./authToken"
 
 export interface ListRequest {
   readonly title: string

@@ -7,9 +7,6 @@ export const AUTH_TOKEN_LIFETIME = Duration.days(7)
 
 export const AUTH_TOKEN_SUBJECT = "Confirm your email address"
 
-/** A path on the public site: `/x`, never `//x`, `/\x` or a URL, so that a link can only stay on the site. */
-export const isSitePath = (path: string) => /^\/(?![/\\])/.test(path) && !/[\s\u0000-\u001f\u007f]/.test(path)
-
 export interface AuthTokenClaims {
   readonly subscriberId: number
   readonly redirect: string | null

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { authTokenLink, isSitePath } from "../../src/services/authToken"
+import { isSitePath } from "../../src/api/requests"
+import { authTokenLink } from "../../src/services/authToken"
 
 describe("the auth-token link", () => {
   it("is the site's base and the destination, the destination's query kept and token added to it", () => {

@@ -1,6 +1,6 @@
 import { JobQueue, JobQueueError, layerSql as jobQueueSql } from "@civicstack/jobs"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Layer, Option, Redacted } from "effect"
+import { Duration, Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
 import { EmailQueue } from "../../src/delivery/EmailQueue"
 import { fanOutJob } from "../../src/delivery/fanOutJob"
 import { serviceOver } from "../../src/layers"
@@ -9,8 +9,8 @@ import { AlertsParts } from "../../src/services/AlertsParts"
 import { StoreError } from "../../src/storage/AlertsStore"
 import { layerSql as storeSql } from "../../src/storage/sql"
 import { keyedRecord } from "../../src/api/criteria"
-import { listCriteriaFromWire } from "../../src/wire"
-import type { NewNotification } from "../../src/domain/records"
+import { listCriteriaFromWire, notificationFromWire } from "../../src/wire"
+import { CreateNotificationBody } from "../../src/api/requests"
 import { emptyTables, sharedPglite } from "../http/backends"
 
 const pglite = sharedPglite()
@@ -43,28 +43,12 @@ const service = serviceOver({ authTokenSecret: Redacted.make("x".repeat(40)) }).
   Layer.provide(pglite.database)
 )
 
-const change: NewNotification = {
-  subject: null,
-  body: null,
+const change = notificationFromWire(Schema.decodeUnknownSync(CreateNotificationBody)({
   title: "A change",
-  description: null,
-  changeNote: null,
-  tags: new Map(),
-  links: new Map(),
-  documentType: null,
-  emailDocumentSupertype: null,
-  governmentDocumentSupertype: null,
-  contentId: "c-1",
-  basePath: "/guide",
-  publicUpdatedAt: new Date("2026-03-01T10:00:00Z"),
-  publishingApp: null,
-  fromAddressId: null,
-  urgent: false,
-  priority: "normal",
-  header: null,
-  footer: null,
-  footnote: null
-}
+  content_id: "c-1",
+  base_path: "/guide",
+  public_updated_at: "2026-03-01T10:00:00Z"
+}))
 
 describe("what the service does in one transaction (PGlite)", () => {
   it.effect("a notification whose fan-out job cannot be enqueued is not recorded either", () =>
