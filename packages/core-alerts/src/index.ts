@@ -1,3 +1,7 @@
+export { alertsConfig } from "./config"
+export type { AlertsConfig } from "./config"
+export { EmailQueue } from "./delivery/EmailQueue"
+export type { QueueFigures, SingleEmail } from "./delivery/EmailQueue"
 export { addressKey, InvalidAddress, normaliseAddress } from "./domain/address"
 export type { EmailAddress } from "./domain/address"
 export { criteriaDigest, hasCriteria, normaliseListCriteria } from "./domain/criteria"
@@ -15,7 +19,22 @@ export type {
   SubscriptionSource
 } from "./domain/records"
 export { slugify } from "./domain/slug"
+export { alertsHandlers } from "./http/handlers"
+export { layerOpenAccess } from "./http/openAccess"
+export { layerMemory, layerSql } from "./layers"
 export { migrate } from "./migrations/index"
+export { Alerts } from "./services/Alerts"
+export type {
+  AuthTokenRequest,
+  FoundOrCreated,
+  Health,
+  ListRequest,
+  SubscribeRequest,
+  SubscriberSubscriptions
+} from "./services/Alerts"
+export type { AlertsParts } from "./services/AlertsParts"
+export { defaultAlertsSettings } from "./settings"
+export type { AlertsSettings, HealthThresholds, Thresholds } from "./settings"
 export { AddressTaken, DuplicateContentChange, StoreError } from "./storage/AlertsStore"
 export {
   listCriteriaFromWire,

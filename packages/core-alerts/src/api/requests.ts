@@ -137,11 +137,10 @@ export const ChangeFrequencyBody = Schema.Struct({ frequency: Frequency }).annot
 })
 
 /** A path on the public site: `/x`, never `//x`, `/\x` or a URL, so a link can only stay on the site. */
+export const isSitePath = (path: string) => /^\/(?![/\\])/.test(path) && !/[\s\u0000-\u001f\u007f]/.test(path)
+
 const SitePath = StorableText(2000).pipe(
-  Schema.filter((path) =>
-    (/^\/(?![/\\])/.test(path) && !/[\s\u0000-\u001f\u007f]/.test(path)) ||
-    "must be an absolute path on the site, such as /email/manage"
-  )
+  Schema.filter((path) => isSitePath(path) || "must be an absolute path on the site, such as /email/manage")
 )
 
 /** `POST /subscribers/auth-token`: email the subscriber a link to `destination` carrying a token. */

@@ -1,0 +1,75 @@
+import { Config, ConfigError, Duration, Either, Option, Schema } from "effect"
+import type { Redacted } from "effect"
+import type { AlertsSettings, Thresholds } from "./settings"
+import { defaultAlertsSettings } from "./settings"
+
+/** A message for the whole value, whatever part of the decoding failed. */
+const expecting = (expected: string) => ({ message: () => ({ message: expected, override: true }) })
+
+const MIN_SECRET_LENGTH = 32
+
+const Secret = Schema.Redacted(
+  Schema.String.pipe(Schema.filter((secret) => secret.trim().length >= MIN_SECRET_LENGTH))
+).annotations(expecting(`a secret of at least ${MIN_SECRET_LENGTH} characters`))
+
+const Issuer = Schema.String.pipe(Schema.filter((issuer) => issuer.trim() !== ""))
+  .annotations(expecting("a non-empty name for the iss claim of auth tokens"))
+
+const QueueSize = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1_000_000_000))
+  .annotations(expecting("a whole number of emails and jobs from 1 to 1000000000"))
+
+const QueueAgeSeconds = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 31_536_000))
+  .annotations(expecting("a whole number of seconds from 1 to 31536000"))
+
+const ordered = <A>(names: Thresholds<string>, thresholds: Thresholds<A>, atMost: (a: A, b: A) => boolean) =>
+  atMost(thresholds.warning, thresholds.critical)
+    ? Either.right(thresholds)
+    : Either.left(ConfigError.InvalidData([], `${names.warning} must not be above ${names.critical}`))
+
+/** What `alertsConfig` reads: settings to spread into those given to `layerSql` or `layerMemory`. */
+export interface AlertsConfig extends Pick<AlertsSettings, "authTokenIssuer" | "healthThresholds"> {
+  /** Absent when `ALERTS_AUTH_TOKEN_SECRET` is unset: the host then decides (required in production). */
+  readonly authTokenSecret?: Redacted.Redacted<string>
+}
+
+const defaults = defaultAlertsSettings.healthThresholds
+
+/**
+ * The email alert section of a host's configuration, read under `ALERTS_`: `ALERTS_AUTH_TOKEN_SECRET` (at least 32
+ * characters), `ALERTS_AUTH_TOKEN_ISSUER`, `ALERTS_QUEUE_SIZE_WARNING` and `_CRITICAL` (emails and jobs),
+ * `ALERTS_QUEUE_AGE_WARNING_SECONDS` and `_CRITICAL_SECONDS`. Each value names what it expects when it is wrong;
+ * unset values take the defaults. `PUBLIC_SITE_URL` is the host's and comes in through the settings.
+ */
+export const alertsConfig: Config.Config<AlertsConfig> = Config.all({
+  // not Config.option, which would also turn a wrong secret into none
+  authTokenSecret: Schema.Config("AUTH_TOKEN_SECRET", Secret).pipe(
+    Config.map(Option.some),
+    Config.withDefault(Option.none<Redacted.Redacted<string>>())
+  ),
+  authTokenIssuer: Schema.Config("AUTH_TOKEN_ISSUER", Issuer).pipe(
+    Config.withDefault(defaultAlertsSettings.authTokenIssuer)
+  ),
+  queueSize: Config.all({
+    warning: Schema.Config("QUEUE_SIZE_WARNING", QueueSize).pipe(Config.withDefault(defaults.queueSize.warning)),
+    critical: Schema.Config("QUEUE_SIZE_CRITICAL", QueueSize).pipe(Config.withDefault(defaults.queueSize.critical))
+  }).pipe(Config.mapOrFail((sizes) => ordered({ warning: "QUEUE_SIZE_WARNING", critical: "QUEUE_SIZE_CRITICAL" }, sizes, (a, b) => a <= b))),
+  queueAge: Config.all({
+    warning: Schema.Config("QUEUE_AGE_WARNING_SECONDS", QueueAgeSeconds).pipe(
+      Config.map(Duration.seconds),
+      Config.withDefault(defaults.queueAge.warning)
+    ),
+    critical: Schema.Config("QUEUE_AGE_CRITICAL_SECONDS", QueueAgeSeconds).pipe(
+      Config.map(Duration.seconds),
+      Config.withDefault(defaults.queueAge.critical)
+    )
+  }).pipe(Config.mapOrFail((ages) =>
+    ordered({ warning: "QUEUE_AGE_WARNING_SECONDS", critical: "QUEUE_AGE_CRITICAL_SECONDS" }, ages, Duration.lessThanOrEqualTo)
+  ))
+}).pipe(
+  Config.map(({ authTokenIssuer, authTokenSecret, queueAge, queueSize }): AlertsConfig => ({
+    authTokenIssuer,
+    healthThresholds: { queueSize, queueAge },
+    ...Option.match(authTokenSecret, { onNone: () => ({}), onSome: (secret) => ({ authTokenSecret: secret }) })
+  })),
+  Config.nested("ALERTS")
+)

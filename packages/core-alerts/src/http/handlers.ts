@@ -1,0 +1,154 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpApi from "@effect/platform/HttpApi"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import { Effect, Layer, Schema } from "effect"
+import type { AlertsGroup, AlertsHealthGroup } from "../api/AlertsApi"
+import { InvalidRequest } from "../api/errors"
+import { refusalOf } from "../api/refusals"
+import {
+  AuthTokenBody,
+  ChangeAddressBody,
+  ChangeFrequencyBody,
+  CreateNotificationBody,
+  CreateSubscriberListBody,
+  CreateSubscriptionBody
+} from "../api/requests"
+import { Alerts } from "../services/Alerts"
+import {
+  listCriteriaFromWire,
+  notificationFromWire,
+  subscriberListToWire,
+  subscriberToWire,
+  subscriptionDetailsToWire,
+  subscriptionToWire,
+  subscriptionWithListToWire
+} from "../wire"
+
+const unreadable = (problem: string) => new InvalidRequest({ error: `body: ${problem}`, details: { body: [problem] } })
+
+/**
+ * The body decoded here rather than by the router, so that a refusal is the contract's 400 or 422 naming every field
+ * (`refusalOf`), and a body that is not JSON is a 400 in the same envelope.
+ */
+const decodeBody = <A, I>(schema: Schema.Schema<A, I>) => (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const text = yield* Effect.mapError(request.text, () => unreadable("could not be read"))
+    const json = yield* Effect.try({
+      try: (): unknown => JSON.parse(text),
+      catch: () => unreadable("must be a JSON document")
+    })
+    return yield* Effect.mapError(Schema.decodeUnknown(schema)(json), refusalOf)
+  })
+
+const outcome = (created: boolean) => (created ? "created" as const : "found" as const)
+
+/**
+ * The handlers of the email alert endpoints (`AlertsGroup`) and its open health check (`AlertsHealthGroup`), for an
+ * HttpApi made of those groups under the host's own API identifier
+ * (`HttpApi.make("myhost").add(AlertsGroup).add(AlertsHealthGroup)`). Storage and job queue failures are defects
+ * here: the host turns them into 503 or 500 answers.
+ */
+export const alertsHandlers = <ApiId extends string, E, R>(
+  api: HttpApi.HttpApi<ApiId, typeof AlertsGroup | typeof AlertsHealthGroup, E, R>
+) =>
+  Layer.merge(
+    HttpApiBuilder.group(api, "alerts", (handlers) =>
+      Effect.gen(function*() {
+        const alerts = yield* Alerts
+        const { publicSiteUrl } = alerts
+        const queueNotification = ({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) =>
+          decodeBody(CreateNotificationBody)(request).pipe(
+            Effect.flatMap((body) => alerts.queueNotification(notificationFromWire(body))),
+            Effect.as({ message: "Notification queued for sending" as const }),
+            Effect.catchTags({ StoreError: Effect.die, JobQueueError: Effect.die })
+          )
+        return handlers
+          .handleRaw("createSubscriberList", ({ request }) =>
+            decodeBody(CreateSubscriberListBody)(request).pipe(
+              Effect.flatMap((body) => alerts.findOrCreateList({ title: body.title, criteria: listCriteriaFromWire(body) })),
+              Effect.map(({ created, value }) => ({
+                subscriber_list: subscriberListToWire(value, publicSiteUrl),
+                outcome: outcome(created)
+              })),
+              Effect.catchTag("StoreError", Effect.die)
+            ))
+          .handle("findSubscriberList", ({ urlParams }) =>
+            alerts.listByCriteria(listCriteriaFromWire(urlParams)).pipe(
+              Effect.map((list) => ({ subscriber_list: subscriberListToWire(list, publicSiteUrl) })),
+              Effect.catchTag("StoreError", Effect.die)
+            ))
+          .handle("getSubscriberList", ({ path }) =>
+            alerts.listBySlug(path.slug).pipe(
+              Effect.map((list) => ({ subscriber_list: subscriberListToWire(list, publicSiteUrl) })),
+              Effect.catchTag("StoreError", Effect.die)
+            ))
+          .handleRaw("createNotification", queueNotification)
+          .handleRaw("createContentChange", queueNotification)
+          .handle("getSubscriberSubscriptions", ({ path }) =>
+            alerts.subscriptionsOf(path.id).pipe(
+              Effect.map(({ subscriber, subscriptions }) => ({
+                subscriber: subscriberToWire(subscriber),
+                subscriptions: subscriptions.map(({ list, subscription }) =>
+                  subscriptionWithListToWire(subscription, list, publicSiteUrl)
+                )
+              })),
+              Effect.catchTag("StoreError", Effect.die)
+            ))
+          .handleRaw("changeSubscriberAddress", ({ path, request }) =>
+            decodeBody(ChangeAddressBody)(request).pipe(
+              Effect.flatMap((body) => alerts.changeAddress(path.id, body.new_address)),
+              Effect.map((subscriber) => ({ subscriber: subscriberToWire(subscriber) })),
+              Effect.catchTag("StoreError", Effect.die)
+            ))
+          .handle("deactivateSubscriber", ({ path }) =>
+            alerts.deactivateSubscriber(path.id).pipe(Effect.catchTag("StoreError", Effect.die)))
+          .handleRaw("createSubscription", ({ request }) =>
+            decodeBody(CreateSubscriptionBody)(request).pipe(
+              Effect.flatMap((body) =>
+                alerts.subscribe({
+                  address: body.address,
+                  subscriberListId: body.subscriber_list_id,
+                  frequency: body.frequency
+                })
+              ),
+              Effect.map(({ created, value }) => ({
+                id: value.id,
+                subscription: subscriptionToWire(value),
+                outcome: outcome(created)
+              })),
+              Effect.catchTag("StoreError", Effect.die)
+            ))
+          .handle("getSubscription", ({ path }) =>
+            alerts.subscription(path.id).pipe(
+              Effect.map((details) => ({ subscription: subscriptionDetailsToWire(details, publicSiteUrl) })),
+              Effect.catchTag("StoreError", Effect.die)
+            ))
+          .handleRaw("changeSubscriptionFrequency", ({ path, request }) =>
+            decodeBody(ChangeFrequencyBody)(request).pipe(
+              Effect.flatMap((body) => alerts.changeFrequency(path.id, body.frequency)),
+              Effect.map((subscription) => ({ subscription: subscriptionToWire(subscription) })),
+              Effect.catchTag("StoreError", Effect.die)
+            ))
+          .handle("unsubscribe", ({ path }) => alerts.unsubscribe(path.id).pipe(Effect.catchTag("StoreError", Effect.die)))
+          .handleRaw("sendAuthToken", ({ request }) =>
+            decodeBody(AuthTokenBody)(request).pipe(
+              Effect.flatMap((body) =>
+                alerts.sendAuthToken({ address: body.address, destination: body.destination, redirect: body.redirect })
+              ),
+              Effect.map((subscriber) => ({ subscriber: subscriberToWire(subscriber) })),
+              Effect.catchTag("StoreError", Effect.die)
+            ))
+      })),
+    HttpApiBuilder.group(api, "alertsHealth", (handlers) =>
+      Effect.gen(function*() {
+        const alerts = yield* Alerts
+        return handlers.handle("healthcheck", () =>
+          alerts.health.pipe(
+            Effect.map(({ queueAge, queueSize, status }) => ({
+              checks: { queue_size: { status: queueSize }, queue_age: { status: queueAge } },
+              status
+            })),
+            Effect.catchTag("StoreError", Effect.die)
+          ))
+      }))
+  )

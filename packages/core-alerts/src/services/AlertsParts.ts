@@ -1,0 +1,16 @@
+import type { JobQueue } from "@civicstack/jobs"
+import { Context } from "effect"
+import type { EmailQueue } from "../delivery/EmailQueue"
+import type { AlertsSettings } from "../settings"
+import type { AlertsStore } from "../storage/AlertsStore"
+
+/**
+ * The internal parts of one email alert service, built once by `layerSql` or `layerMemory` and shared by its request
+ * side (`Alerts`) and its workers. Not exported: embedders assemble the service from those layers.
+ */
+export class AlertsParts extends Context.Tag("@civicstack/core-alerts/AlertsParts")<AlertsParts, {
+  readonly settings: AlertsSettings
+  readonly store: Context.Tag.Service<AlertsStore>
+  readonly jobs: Context.Tag.Service<JobQueue>
+  readonly emails: Context.Tag.Service<EmailQueue>
+}>() {}

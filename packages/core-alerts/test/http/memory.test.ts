@@ -1,0 +1,4 @@
+import { memoryBackend } from "./backends"
+import { alertsHttpSuite } from "./suite"
+
+alertsHttpSuite("memory", memoryBackend)

@@ -1,0 +1,112 @@
+import { JobQueue, JobQueueError, layerSql as jobQueueSql } from "@civicstack/jobs"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
+import { EmailQueue } from "../../src/delivery/EmailQueue"
+import { fanOutJob } from "../../src/delivery/fanOutJob"
+import { serviceOver } from "../../src/layers"
+import { Alerts } from "../../src/services/Alerts"
+import { AlertsParts } from "../../src/services/AlertsParts"
+import { StoreError } from "../../src/storage/AlertsStore"
+import { layerSql as storeSql } from "../../src/storage/sql"
+import { keyedRecord } from "../../src/api/criteria"
+import { listCriteriaFromWire, notificationFromWire } from "../../src/wire"
+import { CreateNotificationBody } from "../../src/api/requests"
+import { emptyTables, sharedPglite } from "../http/backends"
+
+const pglite = sharedPglite()
+beforeAll(pglite.open)
+afterAll(pglite.close)
+
+/** Switches that make the next enqueue or email fail, after the real enqueue ran on the transaction's connection. */
+const failures = { enqueue: false, email: false }
+
+const failingJobQueue = Layer.effect(
+  JobQueue,
+  Effect.map(JobQueue, (jobs) => ({
+    ...jobs,
+    enqueue: (definition, payload, options) =>
+      Effect.tap(
+        jobs.enqueue(definition, payload, options),
+        () => failures.enqueue ? Effect.fail(new JobQueueError({ message: "enqueue failed (test)" })) : Effect.void
+      )
+  }) satisfies typeof jobs)
+).pipe(Layer.provide(jobQueueSql()))
+
+const failingEmailQueue = Layer.succeed(EmailQueue, {
+  queue: () => (failures.email ? Effect.fail(new StoreError({ message: "email queue failed (test)" })) : Effect.void),
+  figures: Effect.succeed({ size: 0, oldestImmediatePendingSince: null })
+})
+
+const service = serviceOver({ authTokenSecret: Redacted.make("x".repeat(40)) }).pipe(
+  Layer.provide(Layer.mergeAll(storeSql, failingJobQueue, failingEmailQueue)),
+  Layer.provide(emptyTables),
+  Layer.provide(pglite.database)
+)
+
+const change = notificationFromWire(Schema.decodeUnknownSync(CreateNotificationBody)({
+  title: "A change",
+  content_id: "c-1",
+  base_path: "/guide",
+  public_updated_at: "2026-03-01T10:00:00Z"
+}))
+
+describe("what the service does in one transaction (PGlite)", () => {
+  it.effect("a notification whose fan-out job cannot be enqueued is not recorded either", () =>
+    Effect.gen(function*() {
+      const alerts = yield* Alerts
+      const { jobs } = yield* AlertsParts
+      failures.enqueue = true
+      const failed = yield* Effect.exit(alerts.queueNotification(change))
+      failures.enqueue = false
+      expect(Exit.isFailure(failed)).toBe(true)
+      expect(yield* jobs.stats).toEqual([])
+
+      // had the first been recorded, this would be a duplicate content change
+      const recorded = yield* alerts.queueNotification(change)
+      const [claimed] = yield* jobs.claim({ queue: fanOutJob.queue, workerId: "test", limit: 10, leaseDuration: Duration.minutes(1) })
+      expect(claimed?.payload).toEqual({ notificationId: recorded.id })
+      const again = yield* Effect.flip(alerts.queueNotification(change))
+      expect(again._tag).toBe("ContentChangeAlreadyReceived")
+    }).pipe(Effect.provide(service)))
+
+  it.effect("an auth token whose email cannot be queued does not reactivate the subscriber", () =>
+    Effect.gen(function*() {
+      const alerts = yield* Alerts
+      const { store } = yield* AlertsParts
+      const list = yield* alerts.findOrCreateList({
+        title: "Guides",
+        criteria: listCriteriaFromWire({ tags: keyedRecord([["format", ["guide"]]]) })
+      })
+      const { value: subscription } = yield* alerts.subscribe({
+        address: "ann@example.org",
+        subscriberListId: list.value.id,
+        frequency: "immediately"
+      })
+      yield* alerts.deactivateSubscriber(subscription.subscriberId)
+
+      failures.email = true
+      const failed = yield* Effect.exit(alerts.sendAuthToken({ address: "ann@example.org", destination: "/manage" }))
+      failures.email = false
+      expect(Exit.isFailure(failed)).toBe(true)
+      const subscriber = Option.getOrThrow(yield* store.subscriberById(subscription.subscriberId))
+      expect(subscriber.deactivatedAt).not.toBeNull()
+
+      const sent = yield* alerts.sendAuthToken({ address: "ann@example.org", destination: "/manage" })
+      expect(sent.deactivatedAt).toBeNull()
+    }).pipe(Effect.provide(service)))
+
+  it.effect("ids and slugs no record can have name nothing and never reach the database", () =>
+    Effect.gen(function*() {
+      const alerts = yield* Alerts
+      const tags = (effect: Effect.Effect<unknown, { readonly _tag: string }>) => Effect.map(Effect.flip(effect), (e) => e._tag)
+      expect(yield* tags(alerts.subscriptionsOf(2 ** 60))).toBe("SubscriberNotFound")
+      expect(yield* tags(alerts.subscriptionsOf(0))).toBe("SubscriberNotFound")
+      expect(yield* tags(alerts.deactivateSubscriber(1.5))).toBe("SubscriberNotFound")
+      expect(yield* tags(alerts.changeAddress(-1, "a@example.org"))).toBe("SubscriberNotFound")
+      expect(yield* tags(alerts.subscribe({ address: "a@example.org", subscriberListId: 1e30, frequency: "daily" })))
+        .toBe("SubscriberListNotFound")
+      expect(yield* tags(alerts.listBySlug("a\u0000b"))).toBe("SubscriberListNotFound")
+      expect(yield* tags(alerts.listBySlug("x".repeat(300)))).toBe("SubscriberListNotFound")
+      expect(yield* tags(alerts.subscription("not-a-uuid"))).toBe("SubscriptionNotFound")
+    }).pipe(Effect.provide(service)))
+})
