@@ -19,7 +19,7 @@ export const memoryBackend: Backend = (settings) => layerMemory(settings).pipe(L
 
 export const emptyTables = Layer.effectDiscard(Effect.flatMap(SqlClient, (sql) =>
   sql`TRUNCATE alerts.notifications, alerts.subscriptions, alerts.subscribers, alerts.subscriber_lists, jobs.jobs
-      RESTART IDENTITY`))
+      RESTART IDENTITY CASCADE`))
 
 const migrateBoth = Effect.zipRight(migrateJobs, migrate)
 
