@@ -1,7 +1,19 @@
 export { alertsConfig } from "./config"
 export type { AlertsConfig } from "./config"
-export { EmailQueue } from "./delivery/EmailQueue"
-export type { QueueFigures, SingleEmail } from "./delivery/EmailQueue"
+export { EmailProvider, PermanentDeliveryFailure, TemporaryDeliveryFailure } from "./delivery/EmailProvider"
+export type { DeliveryFailure, OutgoingEmail } from "./delivery/EmailProvider"
+export {
+  DEFAULT_EMAIL_FROM,
+  DEFAULT_EMAIL_RATE_LIMIT,
+  emailProviderConfig,
+  emailProviderLayer,
+  EmailProviderSettings
+} from "./delivery/providers/index"
+export type { EmailSettings } from "./delivery/providers/index"
+export { renderEmail } from "./delivery/render"
+export type { RenderedEmail } from "./delivery/render"
+export { defaultDeliverySettings } from "./delivery/settings"
+export type { DeliverySettings } from "./delivery/settings"
 export { addressKey, InvalidAddress, normaliseAddress } from "./domain/address"
 export type { EmailAddress } from "./domain/address"
 export { criteriaDigest, hasCriteria, normaliseListCriteria } from "./domain/criteria"
@@ -21,7 +33,7 @@ export type {
 export { slugify } from "./domain/slug"
 export { alertsHandlers } from "./http/handlers"
 export { layerOpenAccess } from "./http/openAccess"
-export { layerMemory, layerSql } from "./layers"
+export { layerMemory, layerSql, workers } from "./layers"
 export { migrate } from "./migrations/index"
 export { Alerts } from "./services/Alerts"
 export type {

@@ -2,7 +2,13 @@ import { JobQueue, layerMemory as jobQueueMemory } from "@civicstack/jobs"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
+import type { EmailProvider } from "./delivery/EmailProvider"
 import { EmailQueue } from "./delivery/EmailQueue"
+import { EmailStore } from "./delivery/EmailStore"
+import { emailQueueFromStore } from "./delivery/emailQueueFromStore"
+import { emailStoreMemory } from "./delivery/storage/memory"
+import { emailStoreSql } from "./delivery/storage/sql"
+import { deliveryWorkers } from "./delivery/workers"
 import { Alerts, alertsFromParts } from "./services/Alerts"
 import { AlertsParts } from "./services/AlertsParts"
 import type { AlertsSettings } from "./settings"
@@ -26,31 +32,56 @@ const partsLayer = (settings: Partial<AlertsSettings>) =>
         settings: { ...defaultAlertsSettings, ...settings, authTokenSecret },
         store: yield* AlertsStore,
         jobs: yield* JobQueue,
-        emails: yield* EmailQueue
+        emails: yield* EmailQueue,
+        emailStore: yield* EmailStore
       }
     })
   )
 
-/**
- * The service over the store, job queue and email queue the caller provides; `layerSql` and `layerMemory` are built
- * on it.
- */
+/** The service over every port given, the email queue included (tests give a recording one). */
+export const serviceWithQueue = (
+  settings: Partial<AlertsSettings>
+): Layer.Layer<Alerts | AlertsParts, never, AlertsStore | EmailStore | EmailQueue | JobQueue> =>
+  alertsFromParts.pipe(Layer.provideMerge(partsLayer(settings)))
+
+/** The service over the stores and job queue the caller provides; `layerSql` and `layerMemory` are built on it. */
 export const serviceOver = (
   settings: Partial<AlertsSettings>
-): Layer.Layer<Alerts | AlertsParts, never, AlertsStore | JobQueue | EmailQueue> =>
-  alertsFromParts.pipe(Layer.provideMerge(partsLayer(settings)))
+): Layer.Layer<Alerts | AlertsParts, never, AlertsStore | EmailStore | JobQueue> =>
+  serviceWithQueue(settings).pipe(Layer.provide(emailQueueFromStore))
+
+/** Both stores and a job queue, in memory. */
+export const memoryPorts: Layer.Layer<AlertsStore | EmailStore | JobQueue> = Layer.merge(emailStoreMemory, jobQueueMemory)
+  .pipe(Layer.provideMerge(storeMemory))
 
 /**
  * The email alert service over an `SqlClient` (PostgreSQL, or PGlite embedded) and the host's job queue. Run
- * `migrate` first. The email queue comes from the host for now.
+ * `migrate` first. Add `workers` in the copies that should fan out notifications and send emails.
  */
 export const layerSql = (
   settings: Partial<AlertsSettings> = {}
-): Layer.Layer<Alerts | AlertsParts, never, SqlClient | JobQueue | EmailQueue> =>
-  serviceOver(settings).pipe(Layer.provide(storeSql))
+): Layer.Layer<Alerts | AlertsParts, never, SqlClient | JobQueue> =>
+  serviceOver(settings).pipe(Layer.provide(Layer.merge(storeSql, emailStoreSql)))
 
 /** The email alert service in memory, with a job queue of its own: for tests, scripts and the CLI. */
 export const layerMemory = (
   settings: Partial<AlertsSettings> = {}
-): Layer.Layer<Alerts | AlertsParts, never, EmailQueue> =>
-  serviceOver(settings).pipe(Layer.provide(Layer.merge(storeMemory, jobQueueMemory)))
+): Layer.Layer<Alerts | AlertsParts> =>
+  serviceOver(settings).pipe(Layer.provide(memoryPorts))
+
+/**
+ * The background work of the service built by `layerSql` or `layerMemory`: fan-out of notifications, delivery
+ * through the `EmailProvider` the host gives (`emailProviderLayer`), the daily and weekly digests and the retention
+ * of old emails. It runs while the layer's scope is open; closing it stops the work, and emails being sent go back
+ * to the queue.
+ */
+export const workers: Layer.Layer<never, never, AlertsParts | EmailProvider> = Layer.unwrapEffect(
+  Effect.map(AlertsParts, (parts) =>
+    deliveryWorkers({ ...parts.settings.delivery, publicSiteUrl: parts.settings.publicSiteUrl }).pipe(
+      Layer.provide(Layer.mergeAll(
+        Layer.succeed(AlertsStore, parts.store),
+        Layer.succeed(EmailStore, parts.emailStore),
+        Layer.succeed(JobQueue, parts.jobs)
+      ))
+    ))
+)

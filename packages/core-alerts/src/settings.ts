@@ -1,5 +1,6 @@
 import { Duration } from "effect"
 import type { Redacted } from "effect"
+import type { DeliverySettings } from "./delivery/settings"
 
 /** Where a health check turns `warning`, and where it turns `critical` (a value at the threshold counts). */
 export interface Thresholds<A> {
@@ -26,6 +27,8 @@ export interface AlertsSettings {
   /** The `iss` claim of the auth-token JWTs. */
   readonly authTokenIssuer: string
   readonly healthThresholds: HealthThresholds
+  /** How emails are made and sent (`publicSiteUrl` above is theirs too); unset fields take their defaults. */
+  readonly delivery: Partial<Omit<DeliverySettings, "publicSiteUrl">>
 }
 
 export const defaultAlertsSettings: Omit<AlertsSettings, "authTokenSecret"> = {
@@ -34,5 +37,6 @@ export const defaultAlertsSettings: Omit<AlertsSettings, "authTokenSecret"> = {
   healthThresholds: {
     queueSize: { warning: 75_000, critical: 100_000 },
     queueAge: { warning: Duration.seconds(150), critical: Duration.seconds(300) }
-  }
+  },
+  delivery: {}
 }

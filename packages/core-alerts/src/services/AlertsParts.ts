@@ -1,6 +1,7 @@
 import type { JobQueue } from "@civicstack/jobs"
 import { Context } from "effect"
 import type { EmailQueue } from "../delivery/EmailQueue"
+import type { EmailStore } from "../delivery/EmailStore"
 import type { AlertsSettings } from "../settings"
 import type { AlertsStore } from "../storage/AlertsStore"
 
@@ -13,4 +14,5 @@ export class AlertsParts extends Context.Tag("@civicstack/core-alerts/AlertsPart
   readonly store: Context.Tag.Service<AlertsStore>
   readonly jobs: Context.Tag.Service<JobQueue>
   readonly emails: Context.Tag.Service<EmailQueue>
+  readonly emailStore: Context.Tag.Service<EmailStore>
 }>() {}

@@ -3,7 +3,9 @@ import { PgliteClient } from "@civicstack/sql-pglite"
 import { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { createTestDatabase as createDatabase, testPool } from "../../../../test-support/postgres"
-import { layerMemory, layerSql } from "../../src/layers"
+import { memoryPorts, serviceWithQueue } from "../../src/layers"
+import { emailStoreSql } from "../../src/delivery/storage/sql"
+import { layerSql as storeSql } from "../../src/storage/sql"
 import { migrate } from "../../src/migrations/index"
 import type { Alerts } from "../../src/services/Alerts"
 import type { AlertsParts } from "../../src/services/AlertsParts"
@@ -14,8 +16,9 @@ import type { RecordingEmailQueue } from "../support/recordingEmailQueue"
 export type ServiceUnderTest = Layer.Layer<Alerts | AlertsParts | RecordingEmailQueue, unknown>
 export type Backend = (settings: Partial<AlertsSettings>) => ServiceUnderTest
 
-/** `layerMemory`: its own store and job queue in memory. */
-export const memoryBackend: Backend = (settings) => layerMemory(settings).pipe(Layer.provideMerge(recordingEmailQueue))
+/** The memory stores and job queue, with a recording email queue. */
+export const memoryBackend: Backend = (settings) =>
+  serviceWithQueue(settings).pipe(Layer.provideMerge(recordingEmailQueue), Layer.provide(memoryPorts))
 
 export const emptyTables = Layer.effectDiscard(Effect.flatMap(SqlClient, (sql) =>
   sql`TRUNCATE alerts.notifications, alerts.subscriptions, alerts.subscribers, alerts.subscriber_lists, jobs.jobs
@@ -25,8 +28,8 @@ const migrateBoth = Effect.zipRight(migrateJobs, migrate)
 
 /** `layerSql` with the job queue's SQL adapter, over `database`; every test starts from empty tables. */
 const sqlBackend = (database: Layer.Layer<SqlClient, unknown>): Backend => (settings) =>
-  layerSql(settings).pipe(
-    Layer.provide(jobQueueSql()),
+  serviceWithQueue(settings).pipe(
+    Layer.provide(Layer.mergeAll(jobQueueSql(), storeSql, emailStoreSql)),
     Layer.provideMerge(recordingEmailQueue),
     Layer.provide(emptyTables),
     Layer.provide(database)

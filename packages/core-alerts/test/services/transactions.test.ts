@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
 import { EmailQueue } from "../../src/delivery/EmailQueue"
 import { fanOutJob } from "../../src/delivery/fanOutJob"
-import { serviceOver } from "../../src/layers"
+import { serviceWithQueue } from "../../src/layers"
+import { emailStoreSql } from "../../src/delivery/storage/sql"
 import { Alerts } from "../../src/services/Alerts"
 import { AlertsParts } from "../../src/services/AlertsParts"
 import { StoreError } from "../../src/storage/AlertsStore"
@@ -37,8 +38,8 @@ const failingEmailQueue = Layer.succeed(EmailQueue, {
   figures: Effect.succeed({ size: 0, oldestImmediatePendingSince: null })
 })
 
-const service = serviceOver({ authTokenSecret: Redacted.make("x".repeat(40)) }).pipe(
-  Layer.provide(Layer.mergeAll(storeSql, failingJobQueue, failingEmailQueue)),
+const service = serviceWithQueue({ authTokenSecret: Redacted.make("x".repeat(40)) }).pipe(
+  Layer.provide(Layer.mergeAll(storeSql, emailStoreSql, failingJobQueue, failingEmailQueue)),
   Layer.provide(emptyTables),
   Layer.provide(pglite.database)
 )
