@@ -4,9 +4,10 @@ import type { ServerConfig } from "./config"
 import { DatabaseNotifications, databaseLayer, describeDatabase } from "./database"
 import { Draining } from "./http/draining"
 import { httpHostLayer } from "./http/host"
+import { alertsSlot } from "./services/alerts"
 import { linkcheckSlot } from "./services/linkcheck"
 import { ssoServiceLayer, ssoSlot } from "./services/sso"
-import { linkcheckAccessLayer } from "./http/serviceAccess"
+import { alertsAccessLayer, linkcheckAccessLayer } from "./http/serviceAccess"
 import type { ServiceSlot } from "./services/slot"
 
 /**
@@ -15,7 +16,11 @@ import type { ServiceSlot } from "./services/slot"
  */
 export const allSlots = (config: ServerConfig): ReadonlyArray<ServiceSlot> => {
   const sso = ssoServiceLayer(config)
-  return [ssoSlot(config, sso), linkcheckSlot(config, linkcheckAccessLayer.pipe(Layer.provide(sso)))]
+  return [
+    ssoSlot(config, sso),
+    alertsSlot(config, alertsAccessLayer.pipe(Layer.provide(sso))),
+    linkcheckSlot(config, linkcheckAccessLayer.pipe(Layer.provide(sso)))
+  ]
 }
 
 /** Every package's migrations, in dependency order: the job queue first, then each service's schema. */

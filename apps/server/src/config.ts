@@ -1,6 +1,8 @@
+import { alertsConfig, emailProviderConfig } from "@civicstack/core-alerts"
 import { linkcheckConfig } from "@civicstack/core-linkcheck"
 import { ssoConfig } from "@civicstack/core-sso"
 import { Config, ConfigError, ConfigProvider, Effect, Either, Option, Redacted, Schema } from "effect"
+import * as Path from "node:path"
 
 export const SERVICE_NAMES = ["sso", "alerts", "linkcheck"] as const
 export type ServiceName = (typeof SERVICE_NAMES)[number]
@@ -85,10 +87,20 @@ const hostConfig = Config.all({
   )
 })
 
-/** The host's section and each service's own section (`LINKCHECK_...`), read together so every bad value shows. */
-const serverConfigSections = Config.all({ host: hostConfig, sso: ssoConfig, linkcheck: linkcheckConfig })
+/**
+ * The host's section and each service's own section (`LINKCHECK_...`, `ALERTS_...`, the email provider's), read
+ * together so every bad value shows. The `log` email provider writes to `DATA_DIR/outbox`.
+ */
+const serverConfigSections = (dataDir: string) =>
+  Config.all({
+    host: hostConfig,
+    sso: ssoConfig,
+    linkcheck: linkcheckConfig,
+    alerts: alertsConfig,
+    email: emailProviderConfig({ outboxDirectory: Path.join(dataDir, "outbox") })
+  })
 
-type Sections = Config.Config.Success<typeof serverConfigSections>
+type Sections = Config.Config.Success<ReturnType<typeof serverConfigSections>>
 
 export type ServerConfig = Omit<Sections["host"], "databaseUrl"> & {
   readonly database:
@@ -96,6 +108,8 @@ export type ServerConfig = Omit<Sections["host"], "databaseUrl"> & {
     | { readonly _tag: "Pglite"; readonly dataDir: string }
   readonly sso: Sections["sso"]
   readonly linkcheck: Sections["linkcheck"]
+  readonly alerts: Sections["alerts"]
+  readonly email: Sections["email"]
 }
 
 export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
@@ -131,9 +145,15 @@ export const parseServerConfig = (env: Record<string, string | undefined>): Eith
     return trimmed === "" ? [] : [[name, trimmed] as const]
   })
   const provider = ConfigProvider.fromMap(new Map(setVariables), { pathDelim: "_" })
-  const decoded = Effect.runSync(Effect.either(Effect.withConfigProvider(serverConfigSections, provider)))
+  const dataDir = setVariables.find(([name]) => name === "DATA_DIR")?.[1] ?? "./data"
+  const decoded = Effect.runSync(Effect.either(Effect.withConfigProvider(serverConfigSections(dataDir), provider)))
   if (Either.isLeft(decoded)) return Either.left(new InvalidConfig({ problems: describeProblems(decoded.left, env) }))
   const { databaseUrl, ...host } = decoded.right.host
+  if (host.production && decoded.right.alerts.authTokenSecret === undefined) {
+    return Either.left(new InvalidConfig({
+      problems: ["ALERTS_AUTH_TOKEN_SECRET must be set when NODE_ENV=production (the key of the links in auth-token emails)"]
+    }))
+  }
   return Either.right({
     ...host,
     database: Option.match(databaseUrl, {
@@ -141,6 +161,8 @@ export const parseServerConfig = (env: Record<string, string | undefined>): Eith
       onSome: (url) => ({ _tag: "Postgres", url }) as const
     }),
     sso: decoded.right.sso,
-    linkcheck: decoded.right.linkcheck
+    linkcheck: decoded.right.linkcheck,
+    alerts: decoded.right.alerts,
+    email: decoded.right.email
   })
 }

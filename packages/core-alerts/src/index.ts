@@ -42,7 +42,8 @@ export type {
   Health,
   ListRequest,
   SubscribeRequest,
-  SubscriberSubscriptions
+  SubscriberSubscriptions,
+  Workload
 } from "./services/Alerts"
 export type { AlertsParts } from "./services/AlertsParts"
 export { defaultAlertsSettings } from "./settings"

@@ -54,6 +54,12 @@ export interface SubscriberSubscriptions {
   readonly subscriptions: ReadonlyArray<SubscriptionWithList>
 }
 
+export interface Workload {
+  readonly queueSize: number
+  /** Of the oldest email waiting for an immediate subscriber (or a single email); null when none waits. */
+  readonly oldestPendingAge: Duration.Duration | null
+}
+
 export interface Health {
   readonly queueSize: HealthStatus
   readonly queueAge: HealthStatus
@@ -118,6 +124,8 @@ export class Alerts extends Context.Tag("@civicstack/core-alerts/Alerts")<Alerts
   ) => Effect.Effect<Subscriber, SubscriberNotFound | UnprocessableEntity | StoreError>
 
   readonly health: Effect.Effect<Health, StoreError>
+  /** The figures `health` grades: emails and email-making jobs waiting, and how long the oldest email has waited. */
+  readonly workload: Effect.Effect<Workload, StoreError>
 }>() {}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -293,18 +301,22 @@ export const alertsFromParts = Layer.effect(
         }))
       })
 
-    const health = Effect.gen(function*() {
+    const workload = Effect.gen(function*() {
       const figures = yield* emails.figures
       const now = yield* Clock.currentTimeMillis
+      const since = figures.oldestImmediatePendingSince
+      return {
+        queueSize: figures.size,
+        oldestPendingAge: since === null ? null : Duration.millis(Math.max(0, now - since.getTime()))
+      }
+    })
+
+    const health = Effect.map(workload, ({ oldestPendingAge, queueSize: size }) => {
       const { queueAge: ageThresholds, queueSize: sizeThresholds } = settings.healthThresholds
-      const queueSize = statusOf(figures.size, sizeThresholds, (a, b) => a >= b)
-      const queueAge = figures.oldestImmediatePendingSince === null
+      const queueSize = statusOf(size, sizeThresholds, (a, b) => a >= b)
+      const queueAge = oldestPendingAge === null
         ? "ok"
-        : statusOf(
-          Duration.millis(Math.max(0, now - figures.oldestImmediatePendingSince.getTime())),
-          ageThresholds,
-          Duration.greaterThanOrEqualTo
-        )
+        : statusOf(oldestPendingAge, ageThresholds, Duration.greaterThanOrEqualTo)
       return { queueSize, queueAge, status: worst([queueSize, queueAge]) }
     })
 
@@ -322,7 +334,8 @@ export const alertsFromParts = Layer.effect(
       changeFrequency,
       unsubscribe,
       sendAuthToken,
-      health
+      health,
+      workload
     }
   })
 )

@@ -1,0 +1,81 @@
+import * as Alerts from "@civicstack/core-alerts"
+import { AlertsGroup, AlertsHealthGroup } from "@civicstack/core-alerts/api"
+import type { AlertsAccess } from "@civicstack/core-alerts/api"
+import * as HttpApi from "@effect/platform/HttpApi"
+import { Duration, Effect, Layer, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import * as Fs from "node:fs/promises"
+import * as Path from "node:path"
+import type { ServerConfig } from "../config"
+import { ReadinessSections } from "../http/readiness"
+import type { ServiceSlot, SlotContext } from "./slot"
+
+/** The email alert endpoints as this server serves them, under the server's API identifier. */
+const api = HttpApi.make("civicstack").add(AlertsGroup).add(AlertsHealthGroup)
+
+const SECRET_FILE = "alerts-auth-token-secret"
+
+/**
+ * The key of auth-token links outside production when ALERTS_AUTH_TOKEN_SECRET is unset: made at first start and
+ * kept in DATA_DIR, so links sent before a restart keep working. Copies that share a database but not a data
+ * directory need the variable.
+ */
+const keptSecret = (dataDir: string) =>
+  Effect.promise(async () => {
+    const file = Path.resolve(dataDir, SECRET_FILE)
+    const read = () => Fs.readFile(file, "utf8").then((text) => text.trim(), () => "")
+    const kept = await read()
+    if (kept.length >= 32) return kept
+    await Fs.mkdir(dataDir, { recursive: true })
+    const made = randomBytes(32).toString("base64url")
+    // `wx`: when another process made it first, its secret is the one kept
+    const written = await Fs.writeFile(file, `${made}\n`, { mode: 0o600, flag: "wx" }).then(() => true, () => false)
+    return written ? made : await read()
+  }).pipe(
+    Effect.tap(() => Effect.logInfo("Email alerts: auth-token links are signed with the secret kept in the data directory").pipe(
+      Effect.annotateLogs({ file: Path.resolve(dataDir, SECRET_FILE) })
+    ))
+  )
+
+/** The email alert service over this copy's database: one layer, shared by its routes, workers and readiness. */
+export const alertsServiceLayer = (config: ServerConfig) =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const authTokenSecret = config.alerts.authTokenSecret ?? Redacted.make(yield* keptSecret(config.dataDir))
+    return Alerts.layerSql({
+      ...config.alerts,
+      authTokenSecret,
+      publicSiteUrl: config.publicSiteUrl,
+      delivery: {
+        rateLimitPerSecond: config.email.rateLimit,
+        shutdownGracePeriod: Duration.seconds(config.shutdownGraceSeconds)
+      }
+    })
+  }))
+
+/** The email alert service of this copy: routes behind `access`, workers sending through the configured provider. */
+export const alertsSlot = (config: ServerConfig, access: Layer.Layer<AlertsAccess, never, SlotContext>): ServiceSlot => {
+  const service = alertsServiceLayer(config)
+  return {
+    name: "alerts",
+    title: "civicstack email alerts",
+    api,
+    migrate: Alerts.migrate,
+    prepare: Effect.void,
+    routes: Alerts.alertsHandlers(api).pipe(Layer.provide(service), Layer.provide(access)),
+    workers: Alerts.workers.pipe(
+      Layer.provide(Alerts.emailProviderLayer(config.email.provider)),
+      Layer.provide(service)
+    ),
+    fastAnswers: Layer.empty,
+    readiness: Layer.effectDiscard(Effect.gen(function*() {
+      const alerts = yield* Alerts.Alerts
+      const sections = yield* ReadinessSections
+      yield* sections.add("alerts", Effect.map(alerts.workload, (workload) => ({
+        queue_size: workload.queueSize,
+        oldest_pending_email_age_seconds: workload.oldestPendingAge === null
+          ? null
+          : Math.round(Duration.toSeconds(workload.oldestPendingAge))
+      })))
+    })).pipe(Layer.provide(service))
+  }
+}
