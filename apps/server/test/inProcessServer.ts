@@ -9,6 +9,8 @@ import { parseServerConfig } from "../src/config"
 
 export interface InProcessServer {
   readonly url: string
+  /** Its DATA_DIR, removed on `close`. */
+  readonly dataDir: string
   readonly sql: SqlClient.SqlClient
   readonly close: () => Promise<void>
 }
@@ -25,6 +27,7 @@ export const startInProcessServer = async (env: Record<string, string> = {}): Pr
   const port = address._tag === "TcpAddress" ? address.port : 0
   return {
     url: `http://127.0.0.1:${port}`,
+    dataDir,
     sql: Context.get(context, SqlClient.SqlClient),
     close: async () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))

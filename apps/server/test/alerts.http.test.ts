@@ -1,0 +1,133 @@
+import * as Fs from "node:fs/promises"
+import * as Path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ALERTS_TOKEN, alertsCallerBootstrap, alertsFetch, NO_ALERTS_TOKEN } from "./alertsCaller"
+import { type InProcessServer, startInProcessServer } from "./inProcessServer"
+
+let caller: Awaited<ReturnType<typeof alertsCallerBootstrap>>
+let server: InProcessServer
+
+beforeAll(async () => {
+  caller = await alertsCallerBootstrap()
+  server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: caller.file, SERVICES: "sso,alerts" })
+})
+afterAll(async () => {
+  await server?.close()
+  await caller?.remove()
+})
+
+interface OutboxMessage {
+  readonly to: string
+  readonly subject: string
+  readonly text: string
+  readonly headers: Record<string, string>
+}
+
+/** The emails the `log` provider has written so far. */
+const outbox = async (): Promise<ReadonlyArray<OutboxMessage>> => {
+  const directory = Path.join(server.dataDir, "outbox")
+  const files = await Fs.readdir(directory).catch(() => [])
+  return Promise.all(files.filter((file) => file.endsWith(".json")).map(async (file) =>
+    JSON.parse(await Fs.readFile(Path.join(directory, file), "utf8")) as OutboxMessage
+  ))
+}
+
+const until = async <A>(read: () => Promise<A>, done: (value: A) => boolean, what: string): Promise<A> => {
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    const value = await read()
+    if (done(value)) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+const post = async (path: string, body: unknown) => {
+  const response = await alertsFetch(`${server.url}${path}`, { body })
+  return { status: response.status, body: await response.json() as Record<string, any> }
+}
+
+describe("the email alert API in the reference server", () => {
+  it("takes only a bearer token of a user with signin on email-alert-api; /healthcheck is open", async () => {
+    const without = await fetch(`${server.url}/subscriber-lists/anything`)
+    expect(without.status).toBe(401)
+    expect(without.headers.get("www-authenticate")).toMatch(/^Bearer /)
+    expect(await without.json()).toMatchObject({ error: expect.any(String) })
+
+    const unknown = await alertsFetch(`${server.url}/subscriber-lists/anything`, { token: "0".repeat(32) })
+    expect(unknown.status).toBe(401)
+    const forbidden = await alertsFetch(`${server.url}/subscriber-lists/anything`, { token: NO_ALERTS_TOKEN })
+    expect(forbidden.status).toBe(403)
+    expect(await forbidden.json()).toEqual({ error: expect.stringContaining("email-alert-api") })
+    const allowed = await alertsFetch(`${server.url}/subscriber-lists/anything`, { token: ALERTS_TOKEN })
+    expect(allowed.status).toBe(404)
+
+    const health = await fetch(`${server.url}/healthcheck`)
+    expect(health.status).toBe(200)
+    expect(health.headers.get("content-type")).toBe("application/json; charset=utf-8")
+    expect(await health.json()).toEqual({ checks: { queue_size: { status: "ok" }, queue_age: { status: "ok" } }, status: "ok" })
+  })
+
+  it("sends one email per subscriber for a notification, even to one reached through two lists", async () => {
+    const news = await post("/subscriber-lists", { title: "Tax news", tags: { topics: ["tax"] } })
+    const vat = await post("/subscriber-lists", { title: "VAT", tags: { topics: { any: ["vat"] } } })
+    expect([news.status, vat.status]).toEqual([201, 201])
+    for (const [address, list] of [["both@example.org", news], ["both@example.org", vat], ["vat@example.org", vat]] as const) {
+      expect((await post("/subscriptions", { address, subscriber_list_id: list.body.subscriber_list.id })).status).toBe(201)
+    }
+    const queued = await post("/notifications", { subject: "VAT on tax", body: "Rates change.", tags: { topics: ["tax", "vat"] } })
+    expect(queued).toEqual({ status: 202, body: { message: "Notification queued for sending" } })
+
+    const sent = await until(outbox, (messages) => messages.filter((m) => m.subject === "VAT on tax").length >= 2, "the emails")
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const about = (await outbox()).filter((message) => message.subject === "VAT on tax")
+    expect(about.map((message) => message.to).sort()).toEqual(["both@example.org", "vat@example.org"])
+    const toBoth = sent.find((message) => message.to === "both@example.org")!
+    // one unsubscribe link per matching subscription
+    expect(toBoth.text.match(/\/email\/unsubscribe\//g)).toHaveLength(2)
+    const toOne = about.find((message) => message.to === "vat@example.org")!
+    expect(toOne.headers["List-Unsubscribe"]).toMatch(/^<http:\/\/localhost:3000\/email\/unsubscribe\/[0-9a-f-]{36}>$/)
+
+    const again = await post("/notifications", { subject: "VAT on tax", body: "Rates change.", tags: { topics: ["tax", "vat"] } })
+    expect(again.status).toBe(202)
+  })
+
+  it("emails an auth token whose link keeps the destination's query", async () => {
+    await post("/subscriptions", {
+      address: "reader@example.org",
+      subscriber_list_id: (await post("/subscriber-lists", { title: "Reader's list", tags: { topics: ["reading"] } })).body.subscriber_list.id
+    })
+    const answered = await post("/subscribers/auth-token", { address: "reader@example.org", destination: "/email/manage?from=alert" })
+    expect(answered.status).toBe(201)
+    const [message] = await until(
+      async () => (await outbox()).filter((each) => each.to === "reader@example.org" && each.subject === "Confirm your email address"),
+      (messages) => messages.length === 1,
+      "the auth-token email"
+    )
+    expect(message!.text).toMatch(/http:\/\/localhost:3000\/email\/manage\?from=alert&token=[\w-]+\.[\w-]+\.[\w-]+/)
+  })
+
+  it("answers malformed requests 4xx in the envelope, never 500", async () => {
+    for (const [method, path, body] of [
+      ["GET", "/subscribers/abc/subscriptions", undefined],
+      ["GET", "/subscribers/-1/subscriptions", undefined],
+      ["PATCH", "/subscriptions/x", { frequency: "hourly" }],
+      ["POST", "/subscriptions", { address: "not an address", subscriber_list_id: 1 }],
+      ["GET", "/subscriber-lists?tags[a][some][]=b", undefined]
+    ] as const) {
+      const response = await alertsFetch(`${server.url}${path}`, { method, ...(body === undefined ? {} : { body }) })
+      expect(response.status, `${method} ${path}`).toBeGreaterThanOrEqual(400)
+      expect(response.status, `${method} ${path}`).toBeLessThan(500)
+      expect(await response.json()).toMatchObject({ error: expect.any(String) })
+    }
+  })
+
+  it("publishes its OpenAPI document with the bearer scheme", async () => {
+    const document = await (await fetch(`${server.url}/openapi/alerts.json`)).json() as {
+      paths: Record<string, unknown>
+      components: { securitySchemes: Record<string, { scheme?: string }> }
+    }
+    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(["/subscriber-lists", "/notifications", "/healthcheck"]))
+    expect(Object.values(document.components.securitySchemes)).toContainEqual(expect.objectContaining({ scheme: "bearer" }))
+  })
+})
