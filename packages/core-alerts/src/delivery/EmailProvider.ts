@@ -22,10 +22,13 @@ export class TemporaryDeliveryFailure extends Schema.TaggedError<TemporaryDelive
   }
 ) {}
 
-/** Will never succeed for this address (it does not exist, or the provider refuses it for good). */
+/**
+ * Will never succeed: the provider refuses the address (it does not exist, or is refused for good) or this message
+ * (a template it does not know, a body it will not take). Only a refused address ends its subscriptions.
+ */
 export class PermanentDeliveryFailure extends Schema.TaggedError<PermanentDeliveryFailure>()(
   "PermanentDeliveryFailure",
-  { reason: Schema.String }
+  { reason: Schema.String, addressRejected: Schema.Boolean }
 ) {}
 
 export type DeliveryFailure = TemporaryDeliveryFailure | PermanentDeliveryFailure

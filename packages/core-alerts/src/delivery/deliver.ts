@@ -27,8 +27,8 @@ export const outgoingEmail = (email: ClaimedEmail, settings: Pick<DeliverySettin
 
 /**
  * Claims due emails in batches and hands them to the `EmailProvider` under the rate limit, until interrupted.
- * A temporary failure is tried again later (with backoff, or when the provider said); a permanent one fails the email
- * and ends every active subscription of its address (`non_existent_email`). When interrupted, emails not yet sent go
+ * A temporary failure is tried again later (with backoff, or when the provider said); a permanent one fails the email,
+ * and when the address was refused, ends every active subscription of it (`non_existent_email`). When interrupted, emails not yet sent go
  * back to pending; after a crash, the lease of claimed emails runs out and another worker claims them.
  */
 export const runDeliveryWorker = (settings: DeliverySettings) =>
@@ -48,7 +48,8 @@ export const runDeliveryWorker = (settings: DeliverySettings) =>
       Effect.gen(function*() {
         if (failure._tag === "PermanentDeliveryFailure") {
           yield* Effect.logWarning(`Email ${email.id} refused for good: ${failure.reason}`)
-          if (yield* emails.markPermanentFailure(email, failure.reason)) yield* endSubscriptionsOf(email.address)
+          const marked = yield* emails.markPermanentFailure(email, failure.reason)
+          if (marked && failure.addressRejected) yield* endSubscriptionsOf(email.address)
           return
         }
         const now = yield* Clock.currentTimeMillis

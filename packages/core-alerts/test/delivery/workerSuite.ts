@@ -141,7 +141,7 @@ export const workerSuite = (name: string, backend: () => Layer.Layer<EmailStore 
       const emails = yield* EmailStore
       const { ada, bob } = yield* twoListsAndThreeSubscribers
       const provider = makeScriptedProvider({
-        "ada@example.com": [new PermanentDeliveryFailure({ reason: "no such mailbox" })]
+        "ada@example.com": [new PermanentDeliveryFailure({ reason: "no such mailbox", addressRejected: true })]
       })
       const notification = yield* alerts.insertNotification(aNotification())
       yield* fanOutNotification(notification.id, settings)
@@ -164,6 +164,28 @@ export const workerSuite = (name: string, backend: () => Layer.Layer<EmailStore 
         ["ada@example.com", "failed", "no such mailbox"],
         ["bob@example.com", "sent", null]
       ])
+    }))
+
+    test("a message refused for good fails, but its address keeps its subscriptions", Effect.gen(function*() {
+      const alerts = yield* AlertsStore
+      const emails = yield* EmailStore
+      const { ada } = yield* twoListsAndThreeSubscribers
+      const provider = makeScriptedProvider({
+        "ada@example.com": [new PermanentDeliveryFailure({ reason: "unknown template", addressRejected: false })]
+      })
+      const notification = yield* alerts.insertNotification(aNotification())
+      yield* fanOutNotification(notification.id, settings)
+      const worker = yield* Effect.fork(runDeliveryWorker(settings).pipe(Effect.provide(provider.layer)))
+      yield* waitFor("both attempts", () => provider.attempts.length === 2)
+      let stored = yield* emails.emailsOfNotification(notification.id)
+      for (let tries = 0; tries < 2000 && stored.some((email) => email.status !== "sent" && email.status !== "failed"); tries++) {
+        yield* letWorkRun
+        stored = yield* emails.emailsOfNotification(notification.id)
+      }
+      yield* Fiber.interrupt(worker)
+      expect(stored.map((email) => [email.address, email.status])).toEqual([["ada@example.com", "failed"], ["bob@example.com", "sent"]])
+      expect(Option.getOrThrow(yield* alerts.subscriberById(ada.subscriber.id)).deactivatedAt).toBeNull()
+      expect(yield* alerts.activeSubscriptionsOf(ada.subscriber.id)).toHaveLength(ada.subscriptions.length)
     }))
 
     test("digests: one email per subscriber with a section per subscription, never empty, never twice", Effect.gen(function*() {

@@ -107,9 +107,12 @@ const classifyAnswer = (response: OutboundResponse, now: number): DeliveryFailur
     return new TemporaryDeliveryFailure({ reason: `Notify refused this service's credentials (${status}): ${said.text}` })
   }
   if (status === 400 && said.messages.some((message) => aboutTheAddress.test(message))) {
-    return new PermanentDeliveryFailure({ reason: `Notify refused the address: ${said.text}` })
+    return new PermanentDeliveryFailure({ reason: `Notify refused the address: ${said.text}`, addressRejected: true })
   }
-  return new PermanentDeliveryFailure({ reason: `Notify refused the message (${status}): ${said.text}` })
+  return new PermanentDeliveryFailure({
+    reason: `Notify refused the message (${status}): ${said.text}`,
+    addressRejected: false
+  })
 }
 
 const DEFAULT_TIMEOUT = Duration.seconds(10)

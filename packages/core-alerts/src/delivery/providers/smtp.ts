@@ -64,7 +64,7 @@ export const classifySmtpFailure = (error: unknown): DeliveryFailure => {
   if (typeof responseCode === "number" && responseCode >= 500 && responseCode !== 503) {
     const aboutRecipient = (typeof command === "string" && command.toUpperCase().startsWith("RCPT")) ||
       mailboxStatus.test(said)
-    if (aboutRecipient) return new PermanentDeliveryFailure({ reason: `the SMTP server refused the address: ${said}` })
+    if (aboutRecipient) return new PermanentDeliveryFailure({ reason: `the SMTP server refused the address: ${said}`, addressRejected: true })
     return new TemporaryDeliveryFailure({
       reason: `the SMTP server refused the message (${String(command ?? "no command")}): ${said}`
     })

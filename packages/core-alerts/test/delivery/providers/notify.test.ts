@@ -89,6 +89,7 @@ describe("notify provider", () => {
       const failure = yield* Effect.flip((yield* notify(server.baseUrl)).send({ ...email, address: "not-an-address" }))
       expect(failure).toBeInstanceOf(PermanentDeliveryFailure)
       expect(failure.reason).toBe("Notify refused the address: ValidationError: email_address Not a valid email address")
+      expect(failure).toMatchObject({ addressRejected: true })
     }))
 
   it.scoped("another 400 is permanent for the message and carries the provider's message", () =>
@@ -97,6 +98,7 @@ describe("notify provider", () => {
       const failure = yield* Effect.flip((yield* notify(server.baseUrl)).send(email))
       expect(failure).toBeInstanceOf(PermanentDeliveryFailure)
       expect(failure.reason).toBe("Notify refused the message (400): BadRequestError: Missing personalisation: body")
+      expect(failure).toMatchObject({ addressRejected: false })
     }))
 
   it.scopedLive("an API that never answers is a temporary failure within the timeout", () =>

@@ -68,6 +68,7 @@ describe("smtp provider", () => {
       const smtp = yield* provider({ url: server.url })
       const failure = yield* sendFailure(smtp, { ...email, address: "gone@example.org" })
       expect(failure).toBeInstanceOf(PermanentDeliveryFailure)
+      expect(failure).toMatchObject({ addressRejected: true })
       expect(failure.reason).toContain("No such user")
       yield* smtp.send(email)
       expect(server.received.map((m) => m.envelopeTo)).toEqual([["reader@example.org"]])
