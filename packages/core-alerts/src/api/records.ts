@@ -5,7 +5,7 @@ import { Timestamp } from "./text"
 /** How often a subscriber hears about a list: one email per notification, or a daily or weekly digest. */
 export const Frequency = Schema.Literal("immediately", "daily", "weekly").annotations({
   identifier: "Frequency",
-  message: () => "must be immediately, daily or weekly"
+  message: () => ({ message: "must be immediately, daily or weekly", override: true })
 })
 export type Frequency = typeof Frequency.Type
 

@@ -102,9 +102,10 @@ const ListId = Schema.Union(Schema.Int, Schema.NumberFromString.pipe(Schema.int(
 export const CreateSubscriptionBody = Schema.transform(
   Schema.Struct({
     address: NonBlankText(320),
-    subscriber_list_id: Schema.optional(ListId),
-    subscribable_id: Schema.optional(ListId),
-    frequency: Schema.optional(Frequency)
+    // exact: a refused value is reported once, not also as "not undefined"
+    subscriber_list_id: Schema.optionalWith(ListId, { exact: true }),
+    subscribable_id: Schema.optionalWith(ListId, { exact: true }),
+    frequency: Schema.optionalWith(Frequency, { exact: true })
   }).annotations(everyIssue).pipe(
     Schema.filter((body) => {
       const { subscribable_id, subscriber_list_id } = body
