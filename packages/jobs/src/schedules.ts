@@ -1,7 +1,8 @@
-import { Clock, Cron, Duration, Effect, Either, Layer, ParseResult, Schema } from "effect"
+import { Cause, Clock, Cron, Duration, Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
 import type { JobDefinition } from "./definition"
 import { InvalidSchedule, type JobQueueError } from "./errors"
 import { JobQueue } from "./JobQueue"
+import { latestSlot, nextSlot } from "./slots"
 
 /** Enqueues `payload` on `definition`'s queue at every slot of `cron` (5 or 6 fields) in `timeZone` (IANA name). */
 export interface RecurringSchedule<A, I> {
@@ -16,6 +17,8 @@ export interface RecurringSchedule<A, I> {
 /** The longest single sleep: timers cannot be longer than about 24 days, and waking now and then is cheap. */
 const MAX_SLEEP = Duration.hours(1)
 const RETRY_AFTER_ERROR = Duration.seconds(5)
+/** A defect (a bug, e.g. in the cron library) will likely recur, so it is logged at most this often per schedule. */
+const RETRY_AFTER_DEFECT = Duration.minutes(10)
 
 interface ParsedSchedule {
   readonly schedule: RecurringSchedule<any, any>
@@ -46,23 +49,24 @@ const parseSchedules = (
     })
   })
 
-/** The latest slot at or before `now`. `Cron.prev` looks strictly before its start, at whole seconds. */
-const latestSlot = (cron: Cron.Cron, now: number): Date => Cron.prev(cron, Math.floor(now / 1000) * 1000 + 1000)
-
 const runSchedule = ({ cron, schedule }: ParsedSchedule) =>
   Effect.gen(function*() {
     const jobs = yield* JobQueue
+    const startedAt = yield* Clock.currentTimeMillis
     // A new schedule starts from the current slot, so that deploying it does not fire a slot from the past.
-    yield* jobs.ensureSchedule(schedule.name, latestSlot(cron, yield* Clock.currentTimeMillis))
+    yield* jobs.ensureSchedule(schedule.name, Option.getOrElse(latestSlot(cron, startedAt), () => new Date(startedAt)))
 
     let handled = -Infinity
     while (true) {
       const now = yield* Clock.currentTimeMillis
-      const due = latestSlot(cron, now)
-      if (due.getTime() > handled) {
+      // most wake-ups come before the next slot, which one step of the cron tells without searching
+      const due = handled > -Infinity && nextSlot(cron, handled).getTime() > now
+        ? Option.none()
+        : latestSlot(cron, now)
+      if (Option.isSome(due) && due.value.getTime() > handled) {
         const fired = yield* jobs.fireSchedule({
           name: schedule.name,
-          slot: due,
+          slot: due.value,
           definition: schedule.definition,
           payload: schedule.payload
         }).pipe(Effect.either)
@@ -71,23 +75,41 @@ const runSchedule = ({ cron, schedule }: ParsedSchedule) =>
           yield* Effect.sleep(RETRY_AFTER_ERROR)
           continue
         }
-        handled = due.getTime()
+        handled = due.value.getTime()
       }
-      const next = Cron.next(cron, now).getTime()
+      const next = nextSlot(cron, now).getTime()
       yield* Effect.sleep(Duration.min(Duration.millis(next - now), MAX_SLEEP))
     }
-  }).pipe(Effect.annotateLogs({ schedule: schedule.name }))
+  })
+
+/** Runs one schedule; a defect in it is logged and the schedule starts again later, while the others keep running. */
+const runScheduleSurvivingDefects = (parsed: ParsedSchedule): Effect.Effect<never, JobQueueError, JobQueue> =>
+  runSchedule(parsed).pipe(
+    Effect.catchAllDefect((defect) =>
+      Effect.logError(
+        `Schedule "${parsed.schedule.name}" failed unexpectedly; starting it again in ${
+          Duration.format(RETRY_AFTER_DEFECT)
+        }`,
+        Cause.die(defect)
+      ).pipe(
+        Effect.zipRight(Effect.sleep(RETRY_AFTER_DEFECT)),
+        Effect.zipRight(Effect.suspend(() => runScheduleSurvivingDefects(parsed)))
+      )
+    ),
+    Effect.annotateLogs({ schedule: parsed.schedule.name })
+  )
 
 /**
  * Fires each schedule once per slot, however many copies run it. A slot missed while no copy ran fires once
  * when one starts (only the latest missed slot). Fails at start for an invalid schedule or an unreachable queue.
+ * A defect in one schedule (e.g. a cron that never matches) is logged at error; the others keep running.
  */
 export const runSchedules = (
   schedules: ReadonlyArray<RecurringSchedule<any, any>>
 ): Effect.Effect<never, JobQueueError | InvalidSchedule, JobQueue> =>
   Effect.flatMap(parseSchedules(schedules), (parsed) =>
     Effect.flatMap(
-      Effect.forEach(parsed, runSchedule, { concurrency: "unbounded", discard: true }),
+      Effect.forEach(parsed, runScheduleSurvivingDefects, { concurrency: "unbounded", discard: true }),
       () => Effect.never
     ))
 

@@ -23,13 +23,9 @@ export const digestJob = JobDefinition.make({
 
 /** Where windows end: every day, or every Saturday, at 08:00. */
 const WINDOW_ENDS: Record<DigestFrequency, string> = { daily: "0 8 * * *", weekly: "0 8 * * 6" }
-/**
- * Both digests are looked at every day at 08:30; the weekly one finds a new window only on Saturdays. (A day-of-week
- * cron such as "30 8 * * 6" cannot be a schedule: `Cron.prev` of effect 3.22, which `runSchedules` uses, throws
- * "Unable to find next cron date" for it.)
- */
-const SENDING_TIME = "30 8 * * *"
-/** A window that ended longer ago than this is not sent any more (e.g. the weekly one when first deployed midweek). */
+/** When each digest is sent: half an hour after its window ends. */
+const SENDING_TIMES: Record<DigestFrequency, string> = { daily: "30 8 * * *", weekly: "30 8 * * 6" }
+/** A window that ended longer ago than this is not sent any more (e.g. when a job runs late after a long outage). */
 const LATEST_SENDING_MILLIS = 24 * 60 * 60 * 1000
 /** Longer than a week, so that the last two window ends of either frequency are among the slots after it. */
 const LOOK_BACK_MILLIS = 16 * 24 * 60 * 60 * 1000
@@ -56,7 +52,7 @@ export const lastDigestWindow = (frequency: DigestFrequency, now: Date, timeZone
 export const digestSchedules = (settings: DeliverySettings): ReadonlyArray<RecurringSchedule<any, any>> =>
   (["daily", "weekly"] as const).map((frequency) => ({
     name: `alerts.digest.${frequency}`,
-    cron: SENDING_TIME,
+    cron: SENDING_TIMES[frequency],
     timeZone: settings.scheduleTimeZone,
     definition: digestJob,
     payload: { frequency }

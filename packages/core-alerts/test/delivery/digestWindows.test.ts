@@ -37,7 +37,7 @@ describe("digest windows, 08:00 to 08:00 London time", () => {
     expect(windowAt("weekly", "2024-11-06T12:00:00")).toEqual(["2024-10-26T07:00:00.000Z", "2024-11-02T08:00:00.000Z"])
   })
 
-  it.effect("the schedules look for both digests every day at 08:30 London time", () =>
+  it.effect("the daily digest is enqueued every day at 08:30 London time, the weekly one on Saturdays", () =>
     Effect.gen(function*() {
       const jobs = yield* JobQueue
       const digestJobs = Effect.map(jobs.stats, (stats) =>
@@ -57,7 +57,17 @@ describe("digest windows, 08:00 to 08:00 London time", () => {
       yield* letWorkRun
       expect(yield* digestJobs).toBe(2)
       yield* TestClock.setTime(utc("2024-03-31T07:31:00").getTime())
-      yield* waitForEffect("the next day's", Effect.map(digestJobs, (count) => count === 4))
+      yield* waitForEffect("the next day's daily", Effect.map(digestJobs, (count) => count === 3))
+      // Monday to Friday: the daily one only
+      for (const day of ["01", "02", "03", "04", "05"]) {
+        yield* TestClock.setTime(utc(`2024-04-${day}T07:31:00`).getTime())
+        yield* waitForEffect(`the daily of ${day} April`, Effect.map(digestJobs, (count) => count === 3 + Number(day)))
+      }
+      yield* letWorkRun
+      expect(yield* digestJobs).toBe(8)
+      // Saturday 6 April, in summer time
+      yield* TestClock.setTime(utc("2024-04-06T07:31:00").getTime())
+      yield* waitForEffect("daily and weekly", Effect.map(digestJobs, (count) => count === 10))
       yield* Fiber.interrupt(schedules)
     }).pipe(Effect.provide(jobQueueMemory)))
 
@@ -74,7 +84,14 @@ describe("digest windows, 08:00 to 08:00 London time", () => {
       yield* letWorkRun
       expect(yield* digestJobs).toBe(0)
       yield* TestClock.setTime(utc("2024-10-27T08:31:00").getTime())
-      yield* waitForEffect("daily and weekly", Effect.map(digestJobs, (count) => count === 2))
+      yield* waitForEffect("the daily", Effect.map(digestJobs, (count) => count === 1))
+      // Saturday 2 November, in winter time
+      yield* TestClock.setTime(utc("2024-11-02T08:29:00").getTime())
+      yield* waitForEffect("the dailies to Friday", Effect.map(digestJobs, (count) => count === 6))
+      yield* letWorkRun
+      expect(yield* digestJobs).toBe(6)
+      yield* TestClock.setTime(utc("2024-11-02T08:31:00").getTime())
+      yield* waitForEffect("daily and weekly", Effect.map(digestJobs, (count) => count === 8))
       yield* Fiber.interrupt(schedules)
     }).pipe(Effect.provide(jobQueueMemory)))
 })
