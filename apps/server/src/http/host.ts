@@ -6,7 +6,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Deferred, Duration, Effect, Exit, Layer, Metric, Option, Runtime } from "effect"
+import { Deferred, Duration, Effect, Exit, FiberRef, Layer, LogLevel, Option, Runtime } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
@@ -103,13 +103,16 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
     if (answers.length === 0) return
     const draining = yield* Draining
     const runtime = yield* Effect.runtime<never>()
-    const logAnswer = (request: Http.IncomingMessage, status: number) =>
+    const logsAnswers = LogLevel.greaterThanEqual(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))
+    const logAnswer = (request: Http.IncomingMessage, status: number) => {
+      fastAnswersServed.unsafeUpdate(1, [])
+      if (!logsAnswers) return
       Runtime.runSync(runtime)(
         Effect.log("Sent HTTP response").pipe(
-          Effect.annotateLogs({ "http.method": request.method ?? "GET", "http.url": request.url ?? "/", "http.status": status }),
-          Effect.zipRight(Metric.increment(fastAnswersServed))
+          Effect.annotateLogs({ "http.method": request.method ?? "GET", "http.url": request.url ?? "/", "http.status": status })
         )
       )
+    }
     let drainingBegan = false
     yield* draining.onBegin(Effect.sync(() => {
       drainingBegan = true
