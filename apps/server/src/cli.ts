@@ -4,6 +4,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Layer } from "effect"
 import { migratedDatabaseLayer, serverLayer } from "./app"
 import { InvalidConfig, parseServerConfig } from "./config"
+import { alertsCommand } from "./commands/alerts"
 import { linkcheckCommand } from "./commands/linkcheck"
 import { ssoCommand } from "./commands/sso"
 import { loggingLayer } from "./logging"
@@ -25,7 +26,7 @@ const migrate = Command.make("migrate", {}, () =>
 
 const civicstack = Command.make("civicstack").pipe(
   Command.withDescription("civicstack: single sign-on, email alerts and link checking for a publishing platform"),
-  Command.withSubcommands([serve, migrate, ssoCommand, linkcheckCommand])
+  Command.withSubcommands([serve, migrate, ssoCommand, alertsCommand, linkcheckCommand])
 )
 
 const run = Command.run(civicstack, { name: "civicstack", version: "0.1.0" })

@@ -45,6 +45,21 @@ export type {
   SubscriberSubscriptions,
   Workload
 } from "./services/Alerts"
+export {
+  AlertsOperations,
+  sendTestEmail,
+  TEST_EMAIL_SUBJECT,
+  testEmail
+} from "./services/AlertsOperations"
+export type {
+  JobFigures,
+  ListSubscriber,
+  ListSubscribers,
+  ListWithCounts,
+  QueuedTestEmail,
+  QueueReport,
+  SentTestEmail
+} from "./services/AlertsOperations"
 export type { AlertsParts } from "./services/AlertsParts"
 export { defaultAlertsSettings } from "./settings"
 export type { AlertsSettings, HealthThresholds, Thresholds } from "./settings"

@@ -10,6 +10,7 @@ import { emailStoreMemory } from "./delivery/storage/memory"
 import { emailStoreSql } from "./delivery/storage/sql"
 import { deliveryWorkers } from "./delivery/workers"
 import { Alerts, alertsFromParts } from "./services/Alerts"
+import { AlertsOperations, alertsOperationsFromParts } from "./services/AlertsOperations"
 import { AlertsParts } from "./services/AlertsParts"
 import type { AlertsSettings } from "./settings"
 import { defaultAlertsSettings } from "./settings"
@@ -41,13 +42,16 @@ const partsLayer = (settings: Partial<AlertsSettings>) =>
 /** The service over every port given, the email queue included (tests give a recording one). */
 export const serviceWithQueue = (
   settings: Partial<AlertsSettings>
-): Layer.Layer<Alerts | AlertsParts, never, AlertsStore | EmailStore | EmailQueue | JobQueue> =>
-  alertsFromParts.pipe(Layer.provideMerge(partsLayer(settings)))
+): Layer.Layer<Alerts | AlertsOperations | AlertsParts, never, AlertsStore | EmailStore | EmailQueue | JobQueue> =>
+  alertsOperationsFromParts.pipe(
+    Layer.provideMerge(alertsFromParts),
+    Layer.provideMerge(partsLayer(settings))
+  )
 
 /** The service over the stores and job queue the caller provides; `layerSql` and `layerMemory` are built on it. */
 export const serviceOver = (
   settings: Partial<AlertsSettings>
-): Layer.Layer<Alerts | AlertsParts, never, AlertsStore | EmailStore | JobQueue> =>
+): Layer.Layer<Alerts | AlertsOperations | AlertsParts, never, AlertsStore | EmailStore | JobQueue> =>
   serviceWithQueue(settings).pipe(Layer.provide(emailQueueFromStore))
 
 /** Both stores and a job queue, in memory. */
@@ -60,13 +64,13 @@ export const memoryPorts: Layer.Layer<AlertsStore | EmailStore | JobQueue> = Lay
  */
 export const layerSql = (
   settings: Partial<AlertsSettings> = {}
-): Layer.Layer<Alerts | AlertsParts, never, SqlClient | JobQueue> =>
+): Layer.Layer<Alerts | AlertsOperations | AlertsParts, never, SqlClient | JobQueue> =>
   serviceOver(settings).pipe(Layer.provide(Layer.merge(storeSql, emailStoreSql)))
 
 /** The email alert service in memory, with a job queue of its own: for tests, scripts and the CLI. */
 export const layerMemory = (
   settings: Partial<AlertsSettings> = {}
-): Layer.Layer<Alerts | AlertsParts> =>
+): Layer.Layer<Alerts | AlertsOperations | AlertsParts> =>
   serviceOver(settings).pipe(Layer.provide(memoryPorts))
 
 /**

@@ -67,6 +67,13 @@ export interface EmailFigures {
   readonly oldestImmediatePendingSince: Date | null
 }
 
+export interface EmailStatusFigures {
+  /** How many emails have each status now (sent and failed ones until retention deletes them). */
+  readonly counts: Readonly<Record<EmailStatus, number>>
+  /** Creation time of the oldest pending email, digests included; null when none is pending. */
+  readonly oldestPendingSince: Date | null
+}
+
 export interface Retention {
   /** Sent and failed emails older than this lose their body. */
   readonly blankBodiesAfter: Duration.Duration
@@ -142,6 +149,8 @@ export class EmailStore extends Context.Tag("@civicstack/core-alerts/EmailStore"
   /** Hands claimed emails back unsent, due now, without counting the attempt. */
   readonly release: (claims: ReadonlyArray<EmailClaim>) => Effect.Effect<void, StoreError>
   readonly figures: Effect.Effect<EmailFigures, StoreError>
+  /** The emails counted by status, for operators. */
+  readonly statusFigures: Effect.Effect<EmailStatusFigures, StoreError>
   /** Blanks and deletes old sent and failed emails; pending ones are kept whatever their age. */
   readonly prune: (retention: Retention) => Effect.Effect<{ readonly blanked: number; readonly deleted: number }, StoreError>
   /** The run of this frequency and window end: the one recorded before, or a new one. */

@@ -71,6 +71,18 @@ export interface SubscriptionDetails {
   readonly subscriber: Subscriber
 }
 
+/** A list with how many active subscriptions it has at each frequency. */
+export interface ListWithCounts {
+  readonly list: SubscriberList
+  readonly activeSubscriptions: Readonly<Record<Frequency, number>>
+}
+
+/** An active subscription to a list, with its subscriber. */
+export interface ListSubscriber {
+  readonly subscriber: Subscriber
+  readonly subscription: Subscription
+}
+
 /** Reasons a subscription ends other than a change of frequency (which `changeFrequency` makes). */
 export type EndingReason = Exclude<EndedReason, "frequency_changed">
 
@@ -96,6 +108,8 @@ export class AlertsStore extends Context.Tag("@civicstack/core-alerts/AlertsStor
   readonly listByCriteria: (criteria: ListCriteria) => Effect.Effect<Option.Option<SubscriberList>, StoreError>
   readonly listBySlug: (slug: string) => Effect.Effect<Option.Option<SubscriberList>, StoreError>
   readonly listById: (id: number) => Effect.Effect<Option.Option<SubscriberList>, StoreError>
+  /** Every list, by slug, with its active subscriptions counted by frequency (zero for a frequency nobody chose). */
+  readonly listsWithCounts: Effect.Effect<ReadonlyArray<ListWithCounts>, StoreError>
 
   readonly subscriberById: (id: number) => Effect.Effect<Option.Option<Subscriber>, StoreError>
   /** Case-insensitive. */
@@ -140,6 +154,8 @@ export class AlertsStore extends Context.Tag("@civicstack/core-alerts/AlertsStor
   ) => Effect.Effect<Option.Option<EndedSubscription>, StoreError>
   /** The subscriber's active subscriptions, by list title (then id), each with its list. */
   readonly activeSubscriptionsOf: (subscriberId: number) => Effect.Effect<ReadonlyArray<SubscriptionWithList>, StoreError>
+  /** The list's active subscriptions with their subscribers, by subscriber id; empty for an unknown list. */
+  readonly activeSubscribersOf: (subscriberListId: number) => Effect.Effect<ReadonlyArray<ListSubscriber>, StoreError>
   /** Any subscription, ended or not, with its list and subscriber. */
   readonly subscriptionById: (id: string) => Effect.Effect<Option.Option<SubscriptionDetails>, StoreError>
 

@@ -131,6 +131,19 @@ const makeMemoryStore = (): Store => {
       }),
     listBySlug: (slug) => Effect.sync(() => find(lists.values(), (list) => list.slug === slug)),
     listById: (id) => Effect.sync(() => Option.fromNullable(lists.get(id))),
+    listsWithCounts: Effect.sync(() =>
+      [...lists.values()]
+        .sort((a, b) => byCodeUnit(a.slug, b.slug))
+        .map((list) => {
+          const activeSubscriptions = { immediately: 0, daily: 0, weekly: 0 }
+          for (const subscription of subscriptions.values()) {
+            if (subscription.subscriberListId === list.id && subscription.endedAt === null) {
+              activeSubscriptions[subscription.frequency]++
+            }
+          }
+          return { list, activeSubscriptions }
+        })
+    ),
 
     subscriberById: (id) => Effect.sync(() => Option.fromNullable(subscribers.get(id))),
     subscriberByAddress: (address) =>
@@ -204,6 +217,13 @@ const makeMemoryStore = (): Store => {
           .filter((subscription) => subscription.subscriberId === subscriberId && subscription.endedAt === null)
           .map(withList)
           .sort((a, b) => byCodeUnit(a.list.title, b.list.title) || byCodeUnit(a.subscription.id, b.subscription.id))
+      ),
+    activeSubscribersOf: (subscriberListId) =>
+      Effect.sync(() =>
+        [...subscriptions.values()]
+          .filter((subscription) => subscription.subscriberListId === subscriberListId && subscription.endedAt === null)
+          .map((subscription) => ({ subscriber: subscribers.get(subscription.subscriberId)!, subscription }))
+          .sort((a, b) => a.subscriber.id - b.subscriber.id)
       ),
     subscriptionById: (id) =>
       Effect.sync(() =>

@@ -100,6 +100,25 @@ const toSubscription = (row: typeof SubscriptionRow.Type): Subscription => ({
   updatedAt: row.updated_at
 })
 
+/** `count(*)` is int8: a string from pg. */
+const Count = RowId
+
+const ListWithCountsRow = Schema.Struct({
+  ...ListRow.fields,
+  immediately_count: Count,
+  daily_count: Count,
+  weekly_count: Count
+})
+
+const ListSubscriberRow = Schema.Struct({
+  ...SubscriptionRow.fields,
+  subscriber_address: Schema.String,
+  subscriber_sso_user_uid: Schema.NullOr(Schema.String),
+  subscriber_deactivated_at: OptionalTimestamp,
+  subscriber_created_at: Timestamp,
+  subscriber_updated_at: Timestamp
+})
+
 const EndedRow = Schema.Struct({ ...SubscriptionRow.fields, subscriber_deactivated: Schema.Boolean })
 const SlugRow = Schema.Struct({ slug: Schema.String })
 const IdRow = Schema.Struct({ id: RowId })
@@ -281,6 +300,27 @@ export const makeSqlStore = Effect.gen(function*() {
         ? listQuery("listBySlug", sql`SELECT ${listColumns} FROM alerts.subscriber_lists WHERE slug = ${slug}`)
         : Effect.succeed(Option.none()),
     listById,
+    listsWithCounts: Effect.map(
+      rows("listsWithCounts", ListWithCountsRow, sql`
+        WITH counts AS (
+          SELECT subscriber_list_id,
+            count(*) FILTER (WHERE frequency = 'immediately') AS immediately_count,
+            count(*) FILTER (WHERE frequency = 'daily') AS daily_count,
+            count(*) FILTER (WHERE frequency = 'weekly') AS weekly_count
+          FROM alerts.subscriptions
+          WHERE ended_at IS NULL
+          GROUP BY subscriber_list_id
+        )
+        SELECT ${listColumns}, COALESCE(immediately_count, 0) AS immediately_count,
+          COALESCE(daily_count, 0) AS daily_count, COALESCE(weekly_count, 0) AS weekly_count
+        FROM alerts.subscriber_lists LEFT JOIN counts ON counts.subscriber_list_id = subscriber_lists.id
+        ORDER BY slug COLLATE "C"`),
+      (found) =>
+        found.map((row) => ({
+          list: toList(row),
+          activeSubscriptions: { immediately: row.immediately_count, daily: row.daily_count, weekly: row.weekly_count }
+        }))
+    ),
 
     subscriberById,
     subscriberByAddress: (address) =>
@@ -428,6 +468,34 @@ export const makeSqlStore = Effect.gen(function*() {
           .map((row) => ({ subscription: toSubscription(row), list: listsById.get(row.subscriber_list_id)! }))
           .sort((a, b) => byCodeUnit(a.list.title, b.list.title) || byCodeUnit(a.subscription.id, b.subscription.id))
       }),
+    activeSubscribersOf: (subscriberListId) =>
+      isRowId(subscriberListId)
+        ? Effect.map(
+          rows("activeSubscribersOf", ListSubscriberRow, sql`
+            SELECT subscription.id, subscription.subscriber_id, subscription.subscriber_list_id, subscription.frequency,
+              subscription.source, subscription.ended_at, subscription.ended_reason, subscription.sso_user_uid,
+              subscription.created_at, subscription.updated_at,
+              subscriber.address AS subscriber_address, subscriber.sso_user_uid AS subscriber_sso_user_uid,
+              subscriber.deactivated_at AS subscriber_deactivated_at, subscriber.created_at AS subscriber_created_at,
+              subscriber.updated_at AS subscriber_updated_at
+            FROM alerts.subscriptions subscription
+            JOIN alerts.subscribers subscriber ON subscriber.id = subscription.subscriber_id
+            WHERE subscription.subscriber_list_id = ${subscriberListId} AND subscription.ended_at IS NULL
+            ORDER BY subscription.subscriber_id`),
+          (found) =>
+            found.map((row) => ({
+              subscription: toSubscription(row),
+              subscriber: toSubscriber({
+                id: row.subscriber_id,
+                address: row.subscriber_address,
+                sso_user_uid: row.subscriber_sso_user_uid,
+                deactivated_at: row.subscriber_deactivated_at,
+                created_at: row.subscriber_created_at,
+                updated_at: row.subscriber_updated_at
+              })
+            }))
+        )
+        : Effect.succeed([]),
     subscriptionById: (id) =>
       Effect.gen(function*() {
         if (!UUID.test(id)) return Option.none()

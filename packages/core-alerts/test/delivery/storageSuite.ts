@@ -247,6 +247,34 @@ export const emailStoreSuite = (
         yield* emails.markPermanentFailure(next!, "refused")
         expect(yield* emails.figures).toEqual({ waiting: 1, oldestImmediatePendingSince: at(10) })
       }))
+
+      test("status figures count emails by status and date the oldest pending one, digests included", Effect.gen(function*() {
+        const emails = yield* EmailStore
+        const none = { pending: 0, sending: 0, sent: 0, failed: 0 }
+        expect(yield* emails.statusFigures).toEqual({ counts: none, oldestPendingSince: null })
+        const ada = yield* subscriberTo("ada@example.com", [(yield* topicList("Tax", "tax")).id], "daily")
+        const run = yield* emails.startDigestRun({ frequency: "daily", start: at(-3600), end: at(0) })
+        yield* emails.insertDigestEmails(run.id, [{
+          subscriberId: ada.subscriber.id,
+          address: "ada@example.com",
+          subject: "Your daily update",
+          body: "One update.",
+          subscriptionIds: ada.subscriptions.map((subscription) => subscription.id)
+        }])
+        yield* clockAt(10)
+        for (const address of ["a@example.com", "b@example.com", "c@example.com", "d@example.com"]) {
+          yield* singleEmail(address)
+        }
+        expect(yield* emails.statusFigures).toEqual({ counts: { ...none, pending: 5 }, oldestPendingSince: at(0) })
+        const [digest, sent, failed] = yield* emails.claim(3, lease)
+        yield* emails.markSent(sent!)
+        yield* emails.markPermanentFailure(failed!, "refused")
+        expect(digest!.address).toBe("ada@example.com")
+        expect(yield* emails.statusFigures).toEqual({
+          counts: { pending: 2, sending: 1, sent: 1, failed: 1 },
+          oldestPendingSince: at(10)
+        })
+      }))
     })
 
     describe("digests", () => {

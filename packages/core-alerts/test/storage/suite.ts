@@ -440,6 +440,55 @@ export const alertsStoreSuite = (name: string, backend: () => Layer.Layer<Alerts
         expect(unknownList._tag).toBe("StoreError")
         expect(yield* store.activeSubscriptionsOf(subscriber.id)).toEqual([])
       }))
+
+      test("counts each list's active subscriptions by frequency, lists by slug", Effect.gen(function*() {
+        const store = yield* AlertsStore
+        const none = { immediately: 0, daily: 0, weekly: 0 }
+        expect(yield* store.listsWithCounts).toEqual([])
+        const { list: vat } = yield* newList("VAT")
+        const { list: empty } = yield* newList("Empty")
+        const { list: tax } = yield* newList("Tax")
+        const subscribers = yield* Effect.forEach(["a", "b", "c", "d"], (name) =>
+          store.createSubscriber(address(`${name}@example.com`)))
+        const [a, b, c, d] = subscribers.map((subscriber) => subscriber.id) as [number, number, number, number]
+        yield* store.subscribe(subscription(a, tax.id))
+        yield* store.subscribe(subscription(b, tax.id))
+        yield* store.subscribe(subscription(c, tax.id, { frequency: "daily" }))
+        yield* store.subscribe(subscription(d, tax.id, { frequency: "weekly" }))
+        yield* store.subscribe(subscription(a, vat.id, { frequency: "weekly" }))
+        // replaced, ended and deactivated subscriptions do not count
+        yield* store.subscribe(subscription(b, tax.id, { frequency: "daily" }))
+        const ended = yield* store.subscribe(subscription(b, vat.id))
+        yield* store.endSubscription(ended.subscription.id, "unsubscribed")
+        yield* store.deactivateSubscriber(d, "unsubscribed")
+
+        expect(yield* store.listsWithCounts).toEqual([
+          { list: empty, activeSubscriptions: none },
+          { list: tax, activeSubscriptions: { immediately: 1, daily: 2, weekly: 0 } },
+          { list: vat, activeSubscriptions: { ...none, weekly: 1 } }
+        ])
+      }))
+
+      test("gives a list's active subscriptions with their subscribers, by subscriber id", Effect.gen(function*() {
+        const { list, store, subscriber: ada } = yield* subscriberAndList
+        const { list: other } = yield* newList("Other")
+        const bob = yield* store.createSubscriber(address("Bob@Example.com"))
+        const cy = yield* store.createSubscriber(address("cy@example.com"))
+        yield* clockAt(5)
+        const bobs = yield* store.subscribe(subscription(bob.id, list.id, { frequency: "weekly" }))
+        const adas = yield* store.subscribe(subscription(ada.id, list.id))
+        yield* store.subscribe(subscription(cy.id, other.id))
+        const cys = yield* store.subscribe(subscription(cy.id, list.id))
+        yield* store.endSubscription(cys.subscription.id, "unsubscribed")
+
+        expect(yield* store.activeSubscribersOf(list.id)).toEqual([
+          { subscriber: ada, subscription: adas.subscription },
+          { subscriber: bob, subscription: bobs.subscription }
+        ])
+        expect((yield* store.activeSubscribersOf(other.id)).map((entry) => entry.subscriber.address)).toEqual(["cy@example.com"])
+        expect(yield* store.activeSubscribersOf(other.id + 100)).toEqual([])
+        expect(yield* store.activeSubscribersOf(-1)).toEqual([])
+      }))
     })
 
     describe("notifications", () => {

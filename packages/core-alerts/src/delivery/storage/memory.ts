@@ -213,6 +213,17 @@ const makeMemoryEmailStore = Effect.gen(function*() {
       }
       return { waiting, oldestImmediatePendingSince: oldest }
     }),
+    statusFigures: Effect.sync(() => {
+      const counts = { pending: 0, sending: 0, sent: 0, failed: 0 }
+      let oldestPendingSince: Date | null = null
+      for (const row of emails.values()) {
+        counts[row.status]++
+        if (row.status === "pending" && (oldestPendingSince === null || row.createdAt < oldestPendingSince)) {
+          oldestPendingSince = row.createdAt
+        }
+      }
+      return { counts, oldestPendingSince }
+    }),
     prune: ({ blankBodiesAfter, deleteAfter }) =>
       atNow((at) => {
         const blankBefore = at.getTime() - Duration.toMillis(blankBodiesAfter)

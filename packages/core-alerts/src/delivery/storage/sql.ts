@@ -141,6 +141,13 @@ const DigestEntryRow = Schema.Struct({
 })
 const OutcomeRow = Schema.Struct({ status: Schema.String })
 const FiguresRow = Schema.Struct({ waiting: Count, oldest: Schema.NullOr(Timestamp) })
+const StatusFiguresRow = Schema.Struct({
+  pending: Count,
+  sending: Count,
+  sent: Count,
+  failed: Count,
+  oldest_pending: Schema.NullOr(Timestamp)
+})
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** Old rows are deleted this many at a time, so that no statement holds many locks for long. */
@@ -336,6 +343,24 @@ export const makeSqlEmailStore = Effect.gen(function*() {
           (SELECT count(*) FROM alerts.emails WHERE status IN ('pending', 'sending')) AS waiting,
           (SELECT min(created_at) FROM alerts.emails WHERE status = 'pending' AND digest_run_id IS NULL) AS oldest`),
       (found) => ({ waiting: found[0]?.waiting ?? 0, oldestImmediatePendingSince: found[0]?.oldest ?? null })
+    ),
+
+    statusFigures: Effect.map(
+      rows("statusFigures", StatusFiguresRow, sql`
+        SELECT
+          count(*) FILTER (WHERE status = 'pending') AS pending,
+          count(*) FILTER (WHERE status = 'sending') AS sending,
+          count(*) FILTER (WHERE status = 'sent') AS sent,
+          count(*) FILTER (WHERE status = 'failed') AS failed,
+          min(created_at) FILTER (WHERE status = 'pending') AS oldest_pending
+        FROM alerts.emails`),
+      (found) => {
+        const row = found[0]
+        return {
+          counts: { pending: row?.pending ?? 0, sending: row?.sending ?? 0, sent: row?.sent ?? 0, failed: row?.failed ?? 0 },
+          oldestPendingSince: row?.oldest_pending ?? null
+        }
+      }
     ),
 
     prune: ({ blankBodiesAfter, deleteAfter }) =>
