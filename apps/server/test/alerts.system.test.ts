@@ -108,8 +108,11 @@ const logTail = (servers: ReadonlyArray<ServerProcess>) =>
     server.output().split("\n").filter((line) => !line.includes("Sent HTTP response")).join("\n").slice(-6000)
   ).join("\n----\n")
 
-/** Every address has a message; a moment later, still exactly one each and none for anyone else. */
-const expectEachExactlyOnce = async (
+/**
+ * Waits until every address has a message and the server has nothing left to send (no email pending or claimed,
+ * which could still go out again); then no one else got anything. Returns the addresses that got more than one.
+ */
+const untilEachDelivered = async (
   sink: MailSink,
   addresses: ReadonlyArray<string>,
   timeoutMs: number,
@@ -117,15 +120,26 @@ const expectEachExactlyOnce = async (
 ) => {
   const deadline = Date.now() + timeoutMs
   const missing = () => addresses.filter((address) => sink.countFor(address) === 0)
-  while (missing().length > 0) {
+  const queueSize = async () => (await readiness(servers[0]!).catch(() => undefined))?.alerts?.queue_size
+  while (missing().length > 0 || (await queueSize()) !== 0) {
     if (Date.now() > deadline) {
-      throw new Error(`${missing().length} of ${addresses.length} subscribers got nothing in ${timeoutMs} ms\n${logTail(servers)}`)
+      throw new Error(`${missing().length} of ${addresses.length} subscribers got nothing and ${await queueSize()} emails are still queued after ${timeoutMs} ms\n${logTail(servers)}`)
     }
-    await pause(100)
+    await pause(200)
   }
-  await pause(1500)
-  expect({ duplicates: sink.duplicates(), missing: missing() }).toEqual({ duplicates: [], missing: [] })
+  await pause(1000)
+  expect(missing()).toEqual([])
   expect(sink.recipients()).toHaveLength(addresses.length)
+  return sink.duplicates()
+}
+
+const expectEachExactlyOnce = async (
+  sink: MailSink,
+  addresses: ReadonlyArray<string>,
+  timeoutMs: number,
+  servers: ReadonlyArray<ServerProcess>
+) => {
+  expect(await untilEachDelivered(sink, addresses, timeoutMs, servers)).toEqual([])
   expect(sink.total()).toBe(addresses.length)
 }
 
@@ -138,7 +152,7 @@ const readiness = async (server: ServerProcess) => {
 }
 
 describe("email alerts on the embedded database, as operators meet it", () => {
-  it("after kill -9 in the middle of a delivery, the restarted server sends every subscriber exactly one email", { timeout: 240_000 }, async () => {
+  it("after kill -9 in the middle of a delivery, the restarted server sends every subscriber an email; only those in flight at the kill get two", { timeout: 240_000 }, async () => {
     const dataDir = Path.join(scratch, "killed")
     const sink = await startMailSink({ answerDelayMs: 30 })
     let server = await serve(sink, "first", { DATA_DIR: dataDir })
@@ -149,13 +163,22 @@ describe("email alerts on the embedded database, as operators meet it", () => {
       server.child.kill("SIGKILL")
       await server.exited
       const sentAtKill = sink.total()
+      const acceptedBeforeKill = new Set(sink.recipients())
       expect(sentAtKill).toBeLessThan(list.addresses.length)
 
       server = await serve(sink, "restarted", { DATA_DIR: dataDir })
       const restartedAt = Date.now()
-      await expectEachExactlyOnce(sink, list.addresses, 200_000, [server])
-      console.info(`kill -9: ${sentAtKill} sent before the kill, the rest within ${Date.now() - restartedAt} ms of the restart`)
-      expect((await readiness(server)).alerts?.queue_size).toBe(0)
+      const duplicates = await untilEachDelivered(sink, list.addresses, 200_000, [server])
+      console.info(`kill -9: ${sentAtKill} sent before the kill, the rest within ${Date.now() - restartedAt} ms of the restart; ` +
+        `sent twice: ${duplicates.length} (${duplicates.map(([address]) => address).join(", ")})`)
+      // At least once: an email the sink accepted while the killed copy had not yet recorded it is sent again.
+      // Only those in flight at the kill can be: one per pooled SMTP connection (5) at most, each twice at most.
+      expect(duplicates.length).toBeLessThanOrEqual(5)
+      for (const [address, count] of duplicates) {
+        expect({ address, count, acceptedBeforeKill: acceptedBeforeKill.has(address) })
+          .toEqual({ address, count: 2, acceptedBeforeKill: true })
+      }
+      expect(sink.total()).toBe(list.addresses.length + duplicates.length)
     } finally {
       await stop(server)
       await sink.close()
@@ -221,14 +244,31 @@ describe("email alerts on the embedded database, as operators meet it", () => {
         fc.uuid(),
         fc.constantFrom("%00", "..", "%2e%2e", "%ZZ", "-1", "1e3", "99999999999999999999", "__proto__", "%F0%9F%92%A9", ""),
         fc.string({ unit: "binary" }).map(encodeURIComponent)
-      ).filter((text) => !seededIds.has(text) && !seededIds.has(decodeURIComponentSafely(text)))
-      const path = fc.oneof(
-        fc.constantFrom("/subscriber-lists", "/notifications", "/content-changes", "/subscriptions", "/subscribers/auth-token", "/healthcheck"),
-        segment.map((id) => `/subscriber-lists/${id}`),
-        segment.map((id) => `/subscribers/${id}`),
-        segment.map((id) => `/subscribers/${id}/subscriptions`),
-        segment.map((id) => `/subscriptions/${id}`),
-        segment.map((id) => `/unsubscribe/${id}`)
+      ).filter((text) => {
+        // never one of the seeded records: a request to those may be a valid change
+        const decoded = decodeURIComponentSafely(text)
+        return !seededIds.has(text) && !seededIds.has(decoded) && !seededIds.has(String(Number(decoded.trim())))
+      })
+      // every endpoint, mostly with its own method so that most requests reach a handler
+      const anyMethod = fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD")
+      const endpoint = (method: string, path: fc.Arbitrary<string>) =>
+        fc.tuple(fc.oneof({ weight: 3, arbitrary: fc.constant(method) }, anyMethod), path)
+      const fixed = (path: string) => fc.constant(path)
+      const request = fc.oneof(
+        endpoint("POST", fixed("/subscriber-lists")),
+        endpoint("GET", fixed("/subscriber-lists")),
+        endpoint("GET", segment.map((slug) => `/subscriber-lists/${slug}`)),
+        endpoint("POST", fixed("/notifications")),
+        endpoint("POST", fixed("/content-changes")),
+        endpoint("GET", segment.map((id) => `/subscribers/${id}/subscriptions`)),
+        endpoint("PATCH", segment.map((id) => `/subscribers/${id}`)),
+        endpoint("DELETE", segment.map((id) => `/subscribers/${id}`)),
+        endpoint("POST", fixed("/subscriptions")),
+        endpoint("GET", segment.map((id) => `/subscriptions/${id}`)),
+        endpoint("PATCH", segment.map((id) => `/subscriptions/${id}`)),
+        endpoint("POST", segment.map((id) => `/unsubscribe/${id}`)),
+        endpoint("POST", fixed("/subscribers/auth-token")),
+        endpoint("GET", fixed("/healthcheck"))
       )
       const queryKey = fc.oneof(
         fc.constantFrom("tags[topics][]", "tags[topics][any][]", "links[x][all][]", "tags[__proto__][]", "tags[constructor][prototype][]",
@@ -241,7 +281,7 @@ describe("email alerts on the embedded database, as operators meet it", () => {
       const notText = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.jsonValue(), { maxLength: 3 }), fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 3 }))
       const jsonBody = fc.oneof(
         fc.jsonValue().filter((value) => typeof value !== "object" || value === null || Array.isArray(value)),
-        fc.dictionary(fc.string().filter((key) => key.length > 12), fc.jsonValue(), { maxKeys: 4 }),
+        fc.dictionary(fc.string({ minLength: 13 }), fc.jsonValue(), { maxKeys: 4 }),
         notText.map((address) => ({ address, subscriber_list_id: list.id })),
         notText.map((title) => ({ title, tags: { topics: ["sweep-new"] } })),
         fc.jsonValue().map((tags) => ({ subject: 1, body: "x", tags })),
@@ -261,19 +301,22 @@ describe("email alerts on the embedded database, as operators meet it", () => {
         fc.constantFrom(undefined, "Bearer ", `Basic ${ALERTS_TOKEN}`, "Bearer 0000000000000000000000000000000000"),
         fc.string().map((text) => `Bearer ${text.replace(/[^\x20-\x7e]/g, "")}`)
       )
-      const method = fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD")
 
       const answered: Record<number, number> = {}
       await fc.assert(
-        fc.asyncProperty(method, path, query, body, authorization, async (method, path, query, body, authorization) => {
+        fc.asyncProperty(request, query, body, authorization, async ([method, path], query, body, authorization) => {
           const withBody = body !== undefined && method !== "GET" && method !== "HEAD"
+          if (process.env.SWEEP_LOG) await Fs.appendFile(process.env.SWEEP_LOG, `${JSON.stringify({ method, path, query, authorization, body: withBody ? body : undefined })}\n`)
           const response = await fetch(`${server.url}${path}${query}`, {
             method,
             headers: {
               ...(authorization === undefined ? {} : { authorization }),
               ...(withBody ? { "content-type": body.contentType } : {})
             },
-            ...(withBody ? { body: body.text } : {})
+            ...(withBody ? { body: body.text } : {}),
+            signal: AbortSignal.timeout(10_000)
+          }).catch((error: Error) => {
+            throw new Error(`${method} ${path}${query} ${withBody ? body.text : ""}: no answer (${error.name})`)
           })
           await response.arrayBuffer()
           answered[response.status] = (answered[response.status] ?? 0) + 1
@@ -348,7 +391,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("email alerts on Po
       expect(duringOutage.status).toBe(503)
       expect(duringOutage.headers.get("retry-after")).toBe("5")
       expect((await fetch(`${server.url}/healthcheck/ready`)).status).toBe(503)
-      await pause(3000)
+      await pause(Number(process.env.OUTAGE_MS ?? 3000))
       const sentDuringOutage = sink.total()
       await proxy.restore()
       const restoredAt = Date.now()
