@@ -1,4 +1,4 @@
-import { Cause, Clock, Duration, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Option, Schedule } from "effect"
 import { AlertsStore } from "../storage/AlertsStore"
 import type { DeliveryFailure, OutgoingEmail } from "./EmailProvider"
 import { EmailProvider, TemporaryDeliveryFailure } from "./EmailProvider"
@@ -73,7 +73,32 @@ export const runDeliveryWorker = (settings: DeliverySettings) =>
           // a provider that died is treated as one that failed for now
           return settleFailure(email, new TemporaryDeliveryFailure({ reason: Cause.pretty(cause) }))
         }
-      }).pipe(
+      })
+
+    /**
+     * Records the outcome, trying again while the claim holds: an email the provider took whose `sent` could not be
+     * written (the database is away) would otherwise be sent again when its lease runs out. A late write is safe:
+     * it changes nothing once another worker has claimed the email. Only the first try is shielded from shutdown;
+     * when shutdown cuts the retries short, the batch hands the email back.
+     */
+    const recordOutcome = (
+      email: ClaimedEmail,
+      exit: Exit.Exit<void, DeliveryFailure>,
+      claimedUntil: number,
+      restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    ) =>
+      settle(email, exit).pipe(
+        Effect.orElse(() =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            restore(settle(email, exit).pipe(
+              Effect.retry(
+                Schedule.exponential("100 millis").pipe(
+                  Schedule.union(Schedule.spaced("2 seconds")),
+                  Schedule.upTo(Duration.millis(Math.max(0, claimedUntil - now)))
+                )
+              )
+            )))
+        ),
         Effect.catchAll((error) =>
           Effect.logWarning(`Could not record the outcome of email ${email.id}; it is sent again after its lease`, error)
         )
@@ -90,6 +115,7 @@ export const runDeliveryWorker = (settings: DeliverySettings) =>
     const deliverBatch = (claimed: ReadonlyArray<ClaimedEmail>, claimedAt: number) => {
       const unsettled = new Map(claimed.map((email) => [email.id, email]))
       const sendBefore = claimedAt + Duration.toMillis(settings.lease) / 2
+      const claimedUntil = claimedAt + Duration.toMillis(settings.lease)
       const deliver = (email: ClaimedEmail) =>
         Effect.uninterruptibleMask((restore) =>
           restore(sendWithinLease(email, sendBefore)).pipe(
@@ -99,7 +125,7 @@ export const runDeliveryWorker = (settings: DeliverySettings) =>
               if (Exit.isInterrupted(exit)) return Effect.void
               const forget = Effect.sync(() => unsettled.delete(email.id))
               if (Exit.isSuccess(exit) && !exit.value) return forget
-              return Effect.zipRight(settle(email, Exit.asVoid(exit)), forget)
+              return Effect.zipRight(recordOutcome(email, Exit.asVoid(exit), claimedUntil, restore), forget)
             })
           )
         )
