@@ -60,7 +60,15 @@ export const alertsSlot = (config: ServerConfig, access: Layer.Layer<AlertsAcces
     title: "civicstack email alerts",
     api,
     migrate: Alerts.migrate,
-    prepare: Effect.void,
+    // the embedded database has one process: what was claimed when it stopped can be sent again at once
+    prepare: config.database._tag === "Pglite"
+      ? Effect.gen(function*() {
+        const reclaimed = yield* (yield* Alerts.AlertsOperations).reclaimAfterRestart
+        if (reclaimed > 0) yield* Effect.logInfo("Email alerts: emails claimed before the restart are due again").pipe(
+          Effect.annotateLogs({ emails: reclaimed })
+        )
+      }).pipe(Effect.provide(service))
+      : Effect.void,
     routes: Alerts.alertsHandlers(api).pipe(Layer.provide(service), Layer.provide(access)),
     workers: Alerts.workers.pipe(
       Layer.provide(Alerts.emailProviderLayer(config.email.provider)),

@@ -146,6 +146,11 @@ export class EmailStore extends Context.Tag("@civicstack/core-alerts/EmailStore"
     failure: { readonly reason: string; readonly retryAt: Date; readonly maxAttempts: number }
   ) => Effect.Effect<TemporaryFailureOutcome, StoreError>
   readonly markPermanentFailure: (claim: EmailClaim, reason: string) => Effect.Effect<boolean, StoreError>
+  /**
+   * Ends every lease now, so the claimed emails are due at once (their attempt still counts). For a database only one
+   * process uses, at its start: every claim then belongs to a process that stopped. Answers how many there were.
+   */
+  readonly expireClaims: Effect.Effect<number, StoreError>
   /** Hands claimed emails back unsent, due now, without counting the attempt. */
   readonly release: (claims: ReadonlyArray<EmailClaim>) => Effect.Effect<void, StoreError>
   readonly figures: Effect.Effect<EmailFigures, StoreError>

@@ -105,6 +105,11 @@ export class AlertsOperations extends Context.Tag("@civicstack/core-alerts/Alert
   /** Queues the test email as a single email, as the auth-token email is; the workers send it. */
   readonly queueTestEmail: (address: string) => Effect.Effect<QueuedTestEmail, UnprocessableEntity | StoreError>
   readonly queue: Effect.Effect<QueueReport, StoreError>
+  /**
+   * Makes the emails claimed by stopped processes due at once, instead of after their lease. Only for a database one
+   * process uses (the embedded one), at that process's start; answers how many there were.
+   */
+  readonly reclaimAfterRestart: Effect.Effect<number, StoreError>
 }>() {}
 
 const jobFigures = (stats: ReadonlyArray<QueueStats>, queue: string): JobFigures => {
@@ -158,6 +163,13 @@ export const alertsOperationsFromParts: Layer.Layer<AlertsOperations, never, Ale
       }
     })
 
-    return { lists: store.listsWithCounts, subscribersOf, subscriberByAddress, queueTestEmail, queue }
+    return {
+      lists: store.listsWithCounts,
+      subscribersOf,
+      subscriberByAddress,
+      queueTestEmail,
+      queue,
+      reclaimAfterRestart: emailStore.expireClaims
+    }
   })
 )

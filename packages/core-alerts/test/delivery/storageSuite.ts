@@ -190,6 +190,22 @@ export const emailStoreSuite = (
         expect(yield* emails.markSent(again!)).toBe(true)
       }))
 
+      test("expiring every claim makes the claimed emails due at once; the old claims then change nothing", Effect.gen(function*() {
+        const emails = yield* EmailStore
+        const first = yield* singleEmail()
+        const second = yield* singleEmail()
+        const claimed = yield* emails.claim(1, lease)
+        yield* clockAt(10)
+        expect(yield* emails.claim(10, lease)).toHaveLength(1)
+        expect(yield* emails.claim(10, lease)).toEqual([])
+        expect(yield* emails.expireClaims).toBe(2)
+        expect(yield* emails.expireClaims).toBe(0)
+        const again = yield* emails.claim(10, lease)
+        expect(again.map((email) => email.id).sort()).toEqual([first, second].sort())
+        expect(again.map((email) => email.attempt)).toEqual([2, 2])
+        expect(yield* emails.markSent(claimed[0]!)).toBe(false)
+      }))
+
       test("a temporary failure waits until its retry time; the last attempt fails for good", Effect.gen(function*() {
         const emails = yield* EmailStore
         const id = yield* singleEmail()

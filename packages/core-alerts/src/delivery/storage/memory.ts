@@ -188,6 +188,16 @@ const makeMemoryEmailStore = Effect.gen(function*() {
         Object.assign(row, { status: "failed", claimedUntil: null, failureReason: reason, updatedAt: at })
         return true
       }),
+    expireClaims: atNow((at) => {
+      let expired = 0
+      for (const row of emails.values()) {
+        if (row.status !== "sending" || row.nextAttemptAt <= at) continue
+        row.claimedUntil = at
+        row.nextAttemptAt = at
+        expired++
+      }
+      return expired
+    }),
     release: (claims) =>
       atNow((at) => {
         for (const claim of claims) {

@@ -325,6 +325,15 @@ export const makeSqlEmailStore = Effect.gen(function*() {
           Option.isSome
         )),
 
+    expireClaims: Effect.flatMap(now, (at) =>
+      Effect.map(
+        rows("expireClaims", Schema.Struct({ id: Schema.String }), sql`
+          UPDATE alerts.emails SET claimed_until = ${iso(at)}::timestamptz, next_attempt_at = ${iso(at)}::timestamptz
+          WHERE status = 'sending' AND next_attempt_at > ${iso(at)}::timestamptz
+          RETURNING id`),
+        (expired) => expired.length
+      )),
+
     release: (claims) =>
       claims.length === 0 ? Effect.void : Effect.flatMap(now, (at) =>
         sql`
