@@ -71,4 +71,5 @@ export {
   type SeedPushedUser,
   USER_UPDATE_PERMISSION
 } from "./pushes"
+export { pushHandler, type PushHandlerOptions } from "./pushRouter"
 export { SsoOAuthApi, type SsoUser } from "./userEndpoint"

@@ -38,7 +38,7 @@ export const sendJson = (
 }
 
 /** RFC 6750 section 3: no error code when no token was sent, `invalid_token` or `insufficient_scope` otherwise. */
-const challengeOf = (refusal: TokenRefused): Record<string, string> => {
+export const challengeOf = (refusal: TokenRefused): Record<string, string> => {
   switch (refusal.reason) {
     case "MissingToken":
       return { "www-authenticate": "Bearer" }

@@ -70,11 +70,30 @@ export interface PushReceiver {
   readonly close: () => Promise<void>
 }
 
-type Route = { readonly kind: "update" | "reauth"; readonly uid: string } | { readonly kind: "wrongMethod"; readonly allow: string }
+export type Route = { readonly kind: "update" | "reauth"; readonly uid: string } | { readonly kind: "wrongMethod"; readonly allow: string }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
-const routeMatcher = (usersPath: string) => {
+/** Where a format's pushes arrive: `{pathPrefix}/users` for `seed`, gds-sso's fixed path otherwise. */
+export const usersPathOf = (format: PushFormat, pathPrefix: string | undefined) =>
+  format === "gds-sso" ? "/auth/gds/api/users" : `${(pathPrefix ?? "").replace(/\/+$/, "")}/users`
+
+/** The pushed user in the body, checked against the path's uid; `Left` is the 400's message. */
+export const pushedUserOf = <Format extends PushFormat>(
+  format: Format,
+  uid: string,
+  body: unknown
+): Either.Either<PushedUserOf<Format>, string> => {
+  const decoded: Either.Either<{ readonly user: SeedPushedUser | GdsSsoPushedUser }, ParseResult.ParseError> =
+    format === "gds-sso" ? decodeGdsSsoPush(body) : decodeSeedPush(body)
+  if (Either.isLeft(decoded)) {
+    return Either.left(`The body is not a pushed user: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`)
+  }
+  if (decoded.right.user.uid !== uid) return Either.left("The body's user.uid is not the uid of the path")
+  return Either.right(decoded.right.user as PushedUserOf<Format>)
+}
+
+export const routeMatcher = (usersPath: string) => {
   const pattern = new RegExp(`^${escapeRegExp(usersPath)}/([^/]+)(/reauth)?/?$`)
   return (method: string, pathname: string): Route | undefined => {
     const match = pattern.exec(pathname)
@@ -130,10 +149,7 @@ const bodyOf = async (request: PushRequest, limit: number): Promise<unknown> => 
 export const createPushReceiver = <Format extends PushFormat>(options: PushReceiverOptions<Format>): PushReceiver => {
   const { format, pathPrefix, onUpdate, onReauth, maxBodyBytes = 1024 * 1024, ...guardOptions } = options
   const guard = createSsoGuard(guardOptions)
-  const usersPath = format === "gds-sso" ? "/auth/gds/api/users" : `${(pathPrefix ?? "").replace(/\/+$/, "")}/users`
-  const matchRoute = routeMatcher(usersPath)
-  const decodeUpdate = (body: unknown): Either.Either<{ readonly user: SeedPushedUser | GdsSsoPushedUser }, ParseResult.ParseError> =>
-    format === "gds-sso" ? decodeGdsSsoPush(body) : decodeSeedPush(body)
+  const matchRoute = routeMatcher(usersPathOf(format, pathPrefix))
 
   const answer = async (route: Route & { readonly uid: string }, request: PushRequest, response: NodeResponseLike) => {
     await guard.verify(authorizationOf(request), { permission: USER_UPDATE_PERMISSION })
@@ -151,16 +167,9 @@ export const createPushReceiver = <Format extends PushFormat>(options: PushRecei
       if (error instanceof BodyTooLarge) throw error
       return sendJson(response, 400, { error: "The body is not JSON" })
     }
-    const decoded = decodeUpdate(body)
-    if (Either.isLeft(decoded)) {
-      return sendJson(response, 400, {
-        error: `The body is not a pushed user: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`
-      })
-    }
-    if (decoded.right.user.uid !== route.uid) {
-      return sendJson(response, 400, { error: "The body's user.uid is not the uid of the path" })
-    }
-    await onUpdate(decoded.right.user as PushedUserOf<Format>)
+    const pushed = pushedUserOf(format, route.uid, body)
+    if (Either.isLeft(pushed)) return sendJson(response, 400, { error: pushed.left })
+    await onUpdate(pushed.right)
     return sendJson(response, 200, {})
   }
 

@@ -1,7 +1,11 @@
 import { Directory } from "@civicstack/core-sso"
-import { Effect } from "effect"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createPushReceiver, type PushFormat, type PushReceiver, USER_UPDATE_PERMISSION } from "../src"
+import { createPushReceiver, type PushFormat, pushHandler, type PushReceiver, SsoGuard, USER_UPDATE_PERMISSION } from "../src"
 import { listen, type LocalServer } from "./support/httpServer"
 import { apiTokenFor, applicationAndUser, type RealSso, startRealSso } from "./support/realSso"
 
@@ -16,11 +20,16 @@ interface Received {
   readonly reauths: Array<string>
 }
 
-/** A client application receiving pushes of `format`: its receiver behind node:http, or as middleware. */
-const startReceiver = async (format: PushFormat, mounting: "node:http" | "middleware" | "after a body parser") => {
+/**
+ * A client application receiving pushes of `format`: its receiver behind node:http, as middleware, or the Effect
+ * `pushHandler` in an Effect HTTP app.
+ */
+const startReceiver = async (format: PushFormat, mounting: "node:http" | "middleware" | "after a body parser" | "effect") => {
   const received: Received = { updates: [], reauths: [] }
   let receiver: PushReceiver | undefined
+  let effectApp: { handle: (request: IncomingMessage, response: ServerResponse) => void; close: () => Promise<void> } | undefined
   const server: LocalServer = await listen((request, response) => {
+    if (mounting === "effect") return effectApp === undefined ? response.end() : effectApp.handle(request, response)
     if (receiver === undefined) return response.end()
     if (mounting === "after a body parser") {
       // what express.json() does before the receiver runs: the stream is read, the parsed body is on the request
@@ -63,6 +72,18 @@ const startReceiver = async (format: PushFormat, mounting: "node:http" | "middle
       received.reauths.push(reauthUid)
     }
   })
+  if (mounting === "effect") {
+    const runtime = ManagedRuntime.make(
+      SsoGuard.layer({ baseUrl: sso.url, clientId: application.clientId }).pipe(Layer.provide(FetchHttpClient.layer))
+    )
+    const handle = await runtime.runPromise(NodeHttpServer.makeHandler(pushHandler({
+      format,
+      pathPrefix: "/app",
+      onUpdate: (user) => Effect.sync(() => received.updates.push(user)),
+      onReauth: (reauthUid) => Effect.sync(() => received.reauths.push(reauthUid))
+    }, Effect.succeed(HttpServerResponse.text("not a push", { status: 404 })))))
+    effectApp = { handle, close: () => runtime.dispose() }
+  }
   const pushToken = (await sso.run(apiTokenFor(application.name, ["signin", USER_UPDATE_PERMISSION]))).token
   const usersUrl = format === "gds-sso" ? `${server.url}/auth/gds/api/users` : `${homeUri}/users`
   return {
@@ -74,6 +95,7 @@ const startReceiver = async (format: PushFormat, mounting: "node:http" | "middle
     close: async () => {
       await server.close()
       await receiver?.close()
+      await effectApp?.close()
     }
   }
 }
@@ -110,7 +132,7 @@ const waitFor = async (condition: () => boolean, what: string) => {
 }
 
 for (const format of ["seed", "gds-sso"] as const) {
-  for (const mounting of ["node:http", "middleware"] as const) {
+  for (const mounting of ["node:http", "middleware", "effect"] as const) {
     describe(`push receiver, ${format} format, ${mounting}`, () => {
       let app: Awaited<ReturnType<typeof startReceiver>>
       beforeAll(async () => {
