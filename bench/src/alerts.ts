@@ -191,7 +191,7 @@ const measureCase = async (backend: Backend, database: ServerDatabase, subscribe
 
   progress(`--- ${backend}: the server with its workers; one matching notification, ${settings.postRate} unrelated POSTs/s meanwhile`)
   const server = await startReferenceServer(database, { ...serverOptions, run: "web,workers" })
-  const sinkBefore = await sinkStats(sinkUrl)
+  await fetch(`${sinkUrl}/reset`, { method: "POST" })
   let figures: Omit<CaseFigures, "fanOutBodyLength"> & { fanOutBodyLength: number | null }
   const pgCounter = database._tag === "Postgres" ? ManagedRuntime.make(sqlLayerOf(database)) : undefined
   try {
@@ -206,7 +206,7 @@ const measureCase = async (backend: Backend, database: ServerDatabase, subscribe
       // about to be marked so) + those pending or sending, which can count the few at the sink not yet marked twice
       : async () => {
         const [queued, sink] = await Promise.all([readinessQueueSize(server), sinkStats(sinkUrl)])
-        return queued === null ? null : queued + sink.unique - sinkBefore.unique
+        return queued === null ? null : queued + sink.unique
       }
     const posts = steadyPosts(server, settings.postRate)
     const postedAt = Date.now()
@@ -218,12 +218,12 @@ const measureCase = async (backend: Backend, database: ServerDatabase, subscribe
     const delivered = await awaitCount(
       `${backend} delivery (at the sink)`,
       subscribers,
-      () => sinkStats(sinkUrl).then((stats) => stats.unique - sinkBefore.unique, () => null),
+      () => sinkStats(sinkUrl).then((stats) => stats.unique, () => null),
       500,
       settings.deliverySeconds === undefined ? Number.POSITIVE_INFINITY : postedAt + settings.deliverySeconds * 1000
     )
     const sink = await sinkStats(sinkUrl)
-    const deliveredCount = sink.unique - sinkBefore.unique
+    const deliveredCount = sink.unique
     const deliverySeconds = sink.firstAt !== null && sink.lastNewAt !== null ? (sink.lastNewAt - sink.firstAt) / 1000 : null
     if (delivered.reachedAt === null) {
       notes.push(`delivery stopped being watched at ${deliveredCount} of ${subscribers} emails (stall or BENCH_ALERTS_DELIVERY_SECONDS); the rate is over what arrived`)
@@ -240,7 +240,7 @@ const measureCase = async (backend: Backend, database: ServerDatabase, subscribe
       posts: postFigures,
       deliveryPerSecond: deliverySeconds === null || deliverySeconds === 0 ? null : (deliveredCount - 1) / deliverySeconds,
       delivered: deliveredCount,
-      sinkRequests: sink.requests - sinkBefore.requests,
+      sinkRequests: sink.requests,
       peakRssMb: await peakRssMb(server.pid),
       notes
     }

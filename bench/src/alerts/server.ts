@@ -73,7 +73,9 @@ export const startReferenceServer = async (database: ServerDatabase, options: Se
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const bootstrap = await writeBootstrap()
-  const child = spawn(process.execPath, ["--max-old-space-size=256", built, "serve"], {
+  // as `npm start` runs it; BENCH_SERVER_NODE_FLAGS adds more (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
+  const nodeFlags = ["--max-old-space-size=256", ...(process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "")]
+  const child = spawn(process.execPath, [...nodeFlags, built, "serve"], {
     cwd: repositoryRoot,
     env: {
       PATH: process.env.PATH ?? "",

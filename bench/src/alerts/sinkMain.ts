@@ -1,6 +1,7 @@
 /**
  * A GOV.UK Notify stand-in that accepts every email at once (201) and counts them, in a child process of its own so
- * that serving it shares no event loop with the bench's measurements. `GET /stats` answers what it has received.
+ * that serving it shares no event loop with the bench's measurements. `GET /stats` answers what it has received since
+ * the last `POST /reset`.
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -15,6 +16,14 @@ const server = createServer((request, response) => {
   if (request.method === "GET" && request.url === "/stats") {
     response.writeHead(200, { "content-type": "application/json" })
     response.end(JSON.stringify({ requests, unique: references.size, firstAt, lastNewAt }))
+    return
+  }
+  if (request.method === "POST" && request.url === "/reset") {
+    references.clear()
+    requests = 0
+    firstAt = null
+    lastNewAt = null
+    response.writeHead(204).end()
     return
   }
   const chunks: Array<Buffer> = []
