@@ -210,10 +210,15 @@ const measureCase = async (backend: Backend, database: ServerDatabase, subscribe
       }
     const posts = steadyPosts(server, settings.postRate)
     const postedAt = Date.now()
-    const matching = await api(server, "/notifications", { subject, body: notificationBody, tags: { topics: ["bench-alerts"] } })
-    if (matching.status !== 202) throw new Error(`POST /notifications answered ${matching.status}: ${await matching.text()}`)
-    const fanOut = await awaitCount(`${backend} fan-out (emails)`, subscribers, emailsNow, 250)
-    const postFigures = await posts.stop()
+    let fanOut: Awaited<ReturnType<typeof awaitCount>>
+    let postFigures: Awaited<ReturnType<typeof posts.stop>>
+    try {
+      const matching = await api(server, "/notifications", { subject, body: notificationBody, tags: { topics: ["bench-alerts"] } })
+      if (matching.status !== 202) throw new Error(`POST /notifications answered ${matching.status}: ${await matching.text()}`)
+      fanOut = await awaitCount(`${backend} fan-out (emails)`, subscribers, emailsNow, 250)
+    } finally {
+      postFigures = await posts.stop()
+    }
     progress(`${backend}: fan-out ${fanOut.reachedAt === null ? "incomplete" : `${((fanOut.reachedAt - postedAt) / 1000).toFixed(2)} s`}; POST p99 ${postFigures.p99Ms?.toFixed(1)} ms`)
     const delivered = await awaitCount(
       `${backend} delivery (at the sink)`,
