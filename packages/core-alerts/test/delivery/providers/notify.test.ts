@@ -47,6 +47,23 @@ describe("notify provider", () => {
       })
     }))
 
+  it.scoped("signs a token issued in the second of each send, never one from an earlier second", () =>
+    Effect.gen(function*() {
+      const server = yield* startNotifyServer()
+      yield* TestClock.setTime(Date.parse("2026-11-25T08:30:15.100Z"))
+      const provider = yield* notify(server.baseUrl)
+      yield* provider.send(email)
+      yield* TestClock.adjust("800 millis")
+      yield* provider.send(email)
+      yield* TestClock.adjust("45 seconds")
+      yield* provider.send(email)
+      const issuedAt = server.calls.map((call) => (call.claims as { iat: number }).iat)
+      const second = Date.parse("2026-11-25T08:30:15Z") / 1000
+      expect(issuedAt).toEqual([second, second, second + 45])
+      expect(server.calls[1]!.authorization).toBe(server.calls[0]!.authorization)
+      expect(server.calls[2]!.authorization).not.toBe(server.calls[0]!.authorization)
+    }))
+
   it.scoped("leaves the unsubscribe link out when there is none", () =>
     Effect.gen(function*() {
       const server = yield* startNotifyServer()

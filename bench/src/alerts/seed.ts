@@ -1,0 +1,65 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/**
+ * n subscribers (ids 1..n) and one active `immediately` subscription each to `listId`, written set-based straight
+ * into the `alerts` schema the server migrated; the identity sequence is moved past them so the server's own inserts
+ * do not collide.
+ */
+export const seedSubscribers = (listId: number, subscribers: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      INSERT INTO alerts.subscribers (id, address, created_at, updated_at)
+      SELECT i, 'subscriber' || i || '@bench.example', now(), now() FROM generate_series(1, ${subscribers}::int) AS i`
+    yield* sql`SELECT setval(pg_get_serial_sequence('alerts.subscribers', 'id'), ${subscribers}::bigint)`
+    yield* sql`
+      INSERT INTO alerts.subscriptions (id, subscriber_id, subscriber_list_id, frequency, source, created_at, updated_at)
+      SELECT gen_random_uuid(), i, ${listId}::bigint, 'immediately', 'imported', now(), now()
+      FROM generate_series(1, ${subscribers}::int) AS i`
+    yield* sql`ANALYZE alerts.subscribers`
+    yield* sql`ANALYZE alerts.subscriptions`
+  })
+
+export interface RawEmailShape {
+  readonly subject: string
+  /** Put before and after each row's own unsubscribe link, as fan-out composes an email. */
+  readonly bodyBefore: string
+  readonly bodyAfter: string
+  readonly unsubscribeUrlPrefix: string
+}
+
+/**
+ * The ceiling fan-out is compared with: n rows of the shape of `alerts.emails` (a copy of the table with its indexes,
+ * `LIKE ... INCLUDING ALL`) written by one `INSERT ... SELECT generate_series`, with no join, no grouping and no
+ * second table. Returns its wall time in milliseconds; the copy is dropped afterwards.
+ */
+export const rawInsertMillis = (rows: number, shape: RawEmailShape) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`DROP TABLE IF EXISTS alerts.bench_raw_emails`
+    yield* sql`CREATE TABLE alerts.bench_raw_emails (LIKE alerts.emails INCLUDING ALL)`
+    const startedAt = Date.now()
+    yield* sql`
+      INSERT INTO alerts.bench_raw_emails (id, address, subject, body, status, attempts, next_attempt_at,
+        notification_id, subscriber_id, created_at, updated_at)
+      SELECT gen_random_uuid(), 'subscriber' || i || '@bench.example', ${shape.subject}::text,
+        ${shape.bodyBefore}::text || '[Unsubscribe from Bench list](' || ${shape.unsubscribeUrlPrefix}::text
+          || gen_random_uuid()::text || ')' || ${shape.bodyAfter}::text,
+        'pending', 0, now(), '00000000-0000-4000-8000-000000000000'::uuid, i, now(), now()
+      FROM generate_series(1, ${rows}::int) AS i`
+    const millis = Date.now() - startedAt
+    const [row] = yield* sql<{ readonly length: number }>`SELECT avg(length(body))::float8 AS length FROM alerts.bench_raw_emails`
+    yield* sql`DROP TABLE alerts.bench_raw_emails`
+    return { millis, averageBodyLength: row?.length ?? 0 }
+  })
+
+/** What fan-out wrote, read afterwards: emails, their average body length, and the last email's creation. */
+export const fanOutFigures = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const [row] = yield* sql<{ readonly emails: number; readonly length: number | null; readonly sent: number }>`
+    SELECT count(*)::float8 AS emails, avg(length(body))::float8 AS length,
+      (count(*) FILTER (WHERE status = 'sent'))::float8 AS sent
+    FROM alerts.emails WHERE notification_id IS NOT NULL`
+  return { emails: row?.emails ?? 0, averageBodyLength: row?.length ?? 0, sent: row?.sent ?? 0 }
+})
