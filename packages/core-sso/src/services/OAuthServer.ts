@@ -269,14 +269,15 @@ export const oauthServerLayer = Layer.effect(
       Effect.gen(function*() {
         if (form.refresh_token === undefined) return yield* missing("refresh_token")
         const tokenHash = hashSecret(form.refresh_token)
-        const found = yield* store.refreshTokenByHash(tokenHash)
-        if (Option.isNone(found) || found.value.applicationId !== application.id) {
+        const found = yield* store.refreshTokenHolder(tokenHash)
+        if (Option.isNone(found) || found.value.refreshToken.applicationId !== application.id) {
           return yield* refused("invalid_grant", "The refresh token is not valid")
         }
-        if (found.value.revokedAt !== null) return yield* refused("invalid_grant", "The refresh token has been revoked")
-        const token = found.value
+        const { permissions, refreshToken: token, user } = found.value
+        if (token.revokedAt !== null) return yield* refused("invalid_grant", "The refresh token has been revoked")
         // Refused before the token is used, so that it stays usable should the user be allowed back.
-        yield* mayStillSignIn(application, token.userUid)
+        const problem = accessProblem(user, application, permissions)
+        if (problem !== undefined) return yield* refused("invalid_grant", problem)
         const issued = yield* issueTokens({
           application,
           clientId,

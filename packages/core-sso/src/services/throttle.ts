@@ -15,14 +15,13 @@ export const makeThrottle = (store: Context.Tag.Service<SsoStore>, window: Durat
     /** Seconds until an attempt is allowed again under every rule, or `undefined` when it is allowed now. */
     retryAfter: (rules: ReadonlyArray<ThrottleRule>, now: Date): Effect.Effect<number | undefined, StoreError> =>
       Effect.map(
-        Effect.forEach(rules, (rule) =>
-          Effect.map(store.failedAttempts(rule.key, new Date(now.getTime() - windowMillis)), ({ count, oldest }) =>
-            count >= rule.limit && oldest !== null
-              ? Math.max(1, Math.ceil((oldest.getTime() + windowMillis - now.getTime()) / 1000))
-              : undefined
-          )),
-        (waits) => {
-          const blocked = waits.filter((wait): wait is number => wait !== undefined)
+        store.failedAttempts(rules.map((rule) => rule.key), new Date(now.getTime() - windowMillis)),
+        (counts) => {
+          const blocked = counts.flatMap(({ count, oldest }, index) =>
+            count >= rules[index]!.limit && oldest !== null
+              ? [Math.max(1, Math.ceil((oldest.getTime() + windowMillis - now.getTime()) / 1000))]
+              : []
+          )
           return blocked.length === 0 ? undefined : Math.max(...blocked)
         }
       ),

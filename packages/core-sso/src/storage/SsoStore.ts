@@ -51,6 +51,14 @@ export interface TokenHolder {
   readonly permissions: ReadonlyArray<string>
 }
 
+/** A refresh token with what its exchange checks: its user and their permissions on its application. */
+export interface RefreshTokenHolder {
+  readonly refreshToken: RefreshToken
+  readonly user: User
+  /** Sorted; empty when they have none. */
+  readonly permissions: ReadonlyArray<string>
+}
+
 /** The access and refresh tokens a refresh token is exchanged for. */
 export interface RefreshSuccessors {
   readonly accessToken: AccessToken
@@ -140,6 +148,8 @@ export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoSt
   readonly apiTokensOf: (uid: string) => Effect.Effect<ReadonlyArray<AccessToken>, StoreError>
   readonly insertRefreshToken: (token: RefreshToken) => Effect.Effect<void, StoreError>
   readonly refreshTokenByHash: (hash: string) => Effect.Effect<Option.Option<RefreshToken>, StoreError>
+  /** The refresh token of this hash with its user and their permissions on its application, in one read. */
+  readonly refreshTokenHolder: (hash: string) => Effect.Effect<Option.Option<RefreshTokenHolder>, StoreError>
   /**
    * Marks a refresh token used, as `useGrant` does a code, and on its first use stores the tokens it is exchanged for
    * in the same step: the use and its successors are kept or lost together.
@@ -160,11 +170,14 @@ export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoSt
     at: Date,
     forgetBefore: Date
   ) => Effect.Effect<void, StoreError>
-  /** Failures under `key` after `since`, and the oldest of them (when the count will next fall). */
+  /**
+   * For each of `keys`, in their order, the failures under it after `since` and the oldest of them (when the count
+   * will next fall): one read for all the keys a request is throttled by.
+   */
   readonly failedAttempts: (
-    key: string,
+    keys: ReadonlyArray<string>,
     since: Date
-  ) => Effect.Effect<{ readonly count: number; readonly oldest: Date | null }, StoreError>
+  ) => Effect.Effect<ReadonlyArray<{ readonly count: number; readonly oldest: Date | null }>, StoreError>
 
   readonly insertSession: (session: SignInSession) => Effect.Effect<void, StoreError>
   /** The session, if it was last seen after `idleSince`; it is then seen `now`. */

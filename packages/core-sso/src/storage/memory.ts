@@ -170,6 +170,14 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
       ),
     insertRefreshToken: (token) => Effect.sync(() => void refreshTokens.set(token.tokenHash, token)),
     refreshTokenByHash: (hash) => Effect.sync(() => Option.fromNullable(refreshTokens.get(hash))),
+    refreshTokenHolder: (hash) =>
+      Effect.sync(() => {
+        const refreshToken = refreshTokens.get(hash)
+        const user = refreshToken && users.get(refreshToken.userUid)
+        if (refreshToken === undefined || user === undefined) return Option.none()
+        const held = permissions.get(user.uid)?.get(refreshToken.applicationId) ?? []
+        return Option.some({ refreshToken, user, permissions: held })
+      }),
     useRefreshToken: (hash, now, successors) =>
       Effect.tap(use(refreshTokens, hash, now), (used) => {
         if (Option.isSome(used) && used.value.firstUse) {
@@ -192,12 +200,14 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
           attempts.set(key, kept)
         }
       }),
-    failedAttempts: (key, since) =>
-      Effect.sync(() => {
-        const recent = (attempts.get(key) ?? []).filter((when) => when.getTime() > since.getTime())
-        const oldest = recent.reduce<Date | null>((min, when) => (min === null || when < min ? when : min), null)
-        return { count: recent.length, oldest }
-      }),
+    failedAttempts: (keys, since) =>
+      Effect.sync(() =>
+        keys.map((key) => {
+          const recent = (attempts.get(key) ?? []).filter((when) => when.getTime() > since.getTime())
+          const oldest = recent.reduce<Date | null>((min, when) => (min === null || when < min ? when : min), null)
+          return { count: recent.length, oldest }
+        })
+      ),
 
     insertSession: (session) => Effect.sync(() => void sessions.set(session.idHash, session)),
     touchSession: (idHash, idleSince, now) =>

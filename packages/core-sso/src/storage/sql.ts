@@ -2,11 +2,12 @@ import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import type { Context } from "effect"
 import { Clock, Deferred, Duration, Effect, FiberRef, Layer, Option, Schedule, Schema, Stream } from "effect"
+import type { ParseError } from "effect/ParseResult"
 import { randomUUID } from "node:crypto"
 import type { AccessToken, Application, Grant, RefreshToken, SsoEvent, User } from "../domain/records"
-import { type HolderCache, makeHolderCache } from "./holderCache"
+import { makeReadMemory, type ReadMemory } from "./readMemory"
 import { AlreadyTaken, SsoStore, StoreError } from "./SsoStore"
-import type { TokenSelection } from "./SsoStore"
+import type { TokenHolder, TokenSelection } from "./SsoStore"
 
 type Store = Context.Tag.Service<SsoStore>
 
@@ -190,16 +191,23 @@ const SigningKeyRow = Schema.Struct({
 
 const PermissionRow = Schema.Struct({ application_id: Schema.String, names: Names })
 
-/** `tokenHolder`'s joined row: each table's columns under its own prefix, so that the row schemas above decode them. */
-const HOLDER_PARTS = { token: AccessTokenRow, application: ApplicationRow, user: UserRow } as const
-const holderColumns = Object.entries({ token: "t", application: "a", user: "u" }).flatMap(([part, alias]) =>
-  Object.keys(HOLDER_PARTS[part as keyof typeof HOLDER_PARTS].fields).map((column) => `${alias}.${column} AS ${part}__${column}`)
-).join(", ")
+/**
+ * The joined rows of `tokenHolder` and `refreshTokenHolder` name each table's columns with its own prefix, so that the
+ * row schemas above decode them.
+ */
+const prefixedColumns = (alias: string, part: string, row: { readonly fields: object }) =>
+  Object.keys(row.fields).filter((column) => column !== "first_use").map((column) => `${alias}.${column} AS ${part}__${column}`)
 
-const holderPart = (row: Record<string, unknown>, part: keyof typeof HOLDER_PARTS) =>
+const holderPart = (row: Record<string, unknown>, part: string) =>
   Object.fromEntries(
     Object.entries(row).filter(([key]) => key.startsWith(`${part}__`)).map(([key, value]) => [key.slice(part.length + 2), value])
   )
+
+const holderColumns = [
+  ...prefixedColumns("t", "token", AccessTokenRow),
+  ...prefixedColumns("a", "application", ApplicationRow),
+  ...prefixedColumns("u", "user", UserRow)
+].join(", ")
 
 const HolderRow = Schema.Struct({
   token: AccessTokenRow,
@@ -207,6 +215,11 @@ const HolderRow = Schema.Struct({
   user: UserRow,
   permissions: Schema.NullOr(Names)
 })
+
+const refreshHolderColumns = [...prefixedColumns("t", "token", RefreshTokenRow), ...prefixedColumns("u", "user", UserRow)]
+  .join(", ")
+
+const RefreshHolderRow = Schema.Struct({ token: RefreshTokenRow, user: UserRow, permissions: Schema.NullOr(Names) })
 const AttemptsRow = Schema.Struct({ count: Schema.Number, oldest: OptionalTimestamp })
 const CountRow = Schema.Struct({ count: Schema.Number })
 const ApplicationIdRow = Schema.Struct({ application_id: Schema.String })
@@ -244,6 +257,18 @@ const PushCredentialRow = Schema.Struct({
   expires_at: Timestamp
 })
 
+const rowsDecoders = new WeakMap<Schema.Schema.Any, (rows: unknown) => Effect.Effect<ReadonlyArray<unknown>, ParseError>>()
+
+/** The decoder of an array of rows, made once per row schema: making one is costly, and queries are hot. */
+const rowsDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
+  let decoder = rowsDecoders.get(schema)
+  if (decoder === undefined) {
+    decoder = Schema.decodeUnknown(Schema.Array(schema))
+    rowsDecoders.set(schema, decoder)
+  }
+  return decoder as (rows: unknown) => Effect.Effect<ReadonlyArray<A>, ParseError>
+}
+
 const storeError = (operation: string) => (cause: unknown) =>
   new StoreError({ message: `sso store: ${operation} failed`, cause })
 
@@ -256,20 +281,22 @@ const holdersChangedInTransaction = FiberRef.unsafeMake(false)
 
 export interface SqlStoreOptions {
   /**
-   * LISTEN on the store's database (e.g. `PgClient.listen`). With it the store keeps token holders in memory, and
-   * every copy forgets them as soon as any copy commits a change to them; without it each lookup reads the database.
+   * LISTEN on the store's database (e.g. `PgClient.listen`). With it the store keeps token holders and applications in
+   * memory, and every copy forgets them as soon as any copy commits a change to them; without it each lookup reads the database.
    */
   readonly listen?: (channel: string) => Stream.Stream<string, unknown>
 }
 
 export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(function*() {
   const sql = yield* SqlClient
-  const holders = makeHolderCache({ capacity: 10_000, maxAge: Duration.minutes(1) })
+  const memory = makeReadMemory({ maxAge: Duration.minutes(1) })
+  const holders = memory.table<TokenHolder>(10_000)
+  const applicationsByClientId = memory.table<Application>(1_000)
 
   /** Runs a query, decoding its rows; database and decoding failures become a `StoreError`. */
   const rows = <A, I>(operation: string, schema: Schema.Schema<A, I>, query: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
     query.pipe(
-      Effect.flatMap(Schema.decodeUnknown(Schema.Array(schema))),
+      Effect.flatMap(rowsDecoder(schema)),
       Effect.mapError(storeError(operation))
     )
 
@@ -294,7 +321,7 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
       ),
       // a read between the change and the commit may have kept the holder as it was before
       Effect.ensuring(Effect.flatMap(FiberRef.get(holdersChangedInTransaction), (changed) =>
-        changed ? Effect.sync(holders.invalidate) : Effect.void)),
+        changed ? Effect.sync(memory.invalidate) : Effect.void)),
       Effect.locally(holdersChangedInTransaction, false)
     )
 
@@ -303,7 +330,7 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
 
   /** Tells every copy, this one at once and the others when it commits, to forget the token holders they keep. */
   const announceHoldersChanged = Effect.zipRight(
-    Effect.zipRight(Effect.sync(holders.invalidate), FiberRef.set(holdersChangedInTransaction, true)),
+    Effect.zipRight(Effect.sync(memory.invalidate), FiberRef.set(holdersChangedInTransaction, true)),
     Effect.mapError(sql`SELECT pg_notify(${HOLDERS_CHANNEL}, ${HOLDERS_CHANGED})`, storeError("announceHoldersChanged"))
   )
 
@@ -403,10 +430,10 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
         ? applicationWhere("applicationByName", sql`SELECT ${applicationColumns} FROM sso.applications WHERE name = ${name}`)
         : Effect.succeed(Option.none()),
     applicationByClientIdHash: (hash) =>
-      applicationWhere(
+      applicationsByClientId.lookup(hash, applicationWhere(
         "applicationByClientIdHash",
         sql`SELECT ${applicationColumns} FROM sso.applications WHERE client_id_hash = ${hash}`
-      ),
+      )),
     listApplications: Effect.map(
       rows("listApplications", ApplicationRow, sql`SELECT ${applicationColumns} FROM sso.applications ORDER BY name`),
       (found) => found.map(toApplication)
@@ -554,6 +581,28 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
           SELECT *, false AS first_use FROM sso.refresh_tokens WHERE token_hash = ${hash}`),
         Option.map(toRefreshToken)
       ),
+    refreshTokenHolder: (hash) =>
+      Effect.map(
+        firstRow("refreshTokenHolder", RefreshHolderRow, Effect.map(
+          sql<Record<string, unknown>>`
+            SELECT ${sql.unsafe(refreshHolderColumns)}, p.names AS permissions
+            FROM sso.refresh_tokens t
+            JOIN sso.users u ON u.uid = t.user_uid
+            LEFT JOIN sso.permissions p ON p.user_uid = t.user_uid AND p.application_id = t.application_id
+            WHERE t.token_hash = ${hash}`,
+          (found) =>
+            found.map((row) => ({
+              token: { ...holderPart(row, "token"), first_use: false },
+              user: holderPart(row, "user"),
+              permissions: row.permissions
+            }))
+        )),
+        Option.map((row) => ({
+          refreshToken: toRefreshToken(row.token),
+          user: toUser(row.user),
+          permissions: row.permissions ?? []
+        }))
+      ),
     useRefreshToken: (hash, now, { accessToken, refreshToken }) =>
       Effect.map(
         firstRow("useRefreshToken", RefreshTokenRow, sql`
@@ -619,13 +668,12 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
           INSERT INTO sso.failed_attempts (key, at)
           SELECT key, ${timestamp(at)}::timestamptz FROM jsonb_array_elements_text(${json(keys)}::jsonb) AS k(key)`
       })).pipe(Effect.mapError(storeError("recordFailedAttempt"))),
-    failedAttempts: (key, since) =>
-      Effect.map(
-        rows("failedAttempts", AttemptsRow, sql`
-          SELECT count(*)::integer AS count, min(at) AS oldest FROM sso.failed_attempts
-          WHERE key = ${key} AND at > ${timestamp(since)}::timestamptz`),
-        (found) => found[0] ?? { count: 0, oldest: null }
-      ),
+    failedAttempts: (keys, since) =>
+      rows("failedAttempts", AttemptsRow, sql`
+        SELECT count(f.at)::integer AS count, min(f.at) AS oldest
+        FROM jsonb_array_elements_text(${json(keys)}::jsonb) WITH ORDINALITY AS k(key, position)
+        LEFT JOIN sso.failed_attempts f ON f.key = k.key AND f.at > ${timestamp(since)}::timestamptz
+        GROUP BY k.position ORDER BY k.position`),
 
     insertSession: (session) =>
       sql`
@@ -697,7 +745,7 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
           }))
       )
   }
-  yield* listenForHolderChanges(options, holders, sql)
+  yield* listenForChanges(options, memory, sql)
   return {
     ...store,
     updateApplication: changingHolders(store.updateApplication),
@@ -718,9 +766,9 @@ const DEAF_AFTER = Duration.seconds(3)
  * own probes come back: from the first echo (awaited here, up to `DEAF_AFTER`) until an echo is overdue, which a
  * listening connection that died quietly would cause. Probes measure the network, so they run on the real clock.
  */
-const listenForHolderChanges = (
+const listenForChanges = (
   options: SqlStoreOptions,
-  holders: HolderCache,
+  memory: ReadMemory,
   sql: SqlClient
 ) =>
   Effect.gen(function*() {
@@ -737,14 +785,14 @@ const listenForHolderChanges = (
             if (payload !== probe) return Effect.void
             return Effect.flatMap(Clock.currentTimeMillis, (now) => {
               lastEcho = now
-              if (!holders.enabled) holders.setEnabled(true)
+              if (!memory.enabled) memory.setEnabled(true)
               return Deferred.succeed(firstEcho, undefined)
             })
           }
-          return Effect.sync(holders.invalidate)
+          return Effect.sync(memory.invalidate)
         })
       ),
-      Effect.ensuring(Effect.sync(() => holders.setEnabled(false))),
+      Effect.ensuring(Effect.sync(() => memory.setEnabled(false))),
       Effect.catchAllCause((cause) =>
         Effect.logWarning("Stopped listening for sign-on changes; reading token holders from the database", cause)
       ),
@@ -754,14 +802,14 @@ const listenForHolderChanges = (
     )
     const checkHearing = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      if (holders.enabled && now - lastEcho > Duration.toMillis(DEAF_AFTER)) {
-        holders.setEnabled(false)
+      if (memory.enabled && now - lastEcho > Duration.toMillis(DEAF_AFTER)) {
+        memory.setEnabled(false)
         yield* Effect.logWarning("Sign-on change notifications stopped arriving; reading token holders from the database")
       }
       yield* Effect.ignore(sql`SELECT pg_notify(${HOLDERS_CHANNEL}, ${probe})`)
     })
     yield* checkHearing.pipe(
-      Effect.zipRight(Effect.suspend(() => Effect.sleep(holders.enabled ? PROBE_INTERVAL : PROBE_INTERVAL_UNHEARD))),
+      Effect.zipRight(Effect.suspend(() => Effect.sleep(memory.enabled ? PROBE_INTERVAL : PROBE_INTERVAL_UNHEARD))),
       Effect.forever,
       Effect.withClock(realClock),
       Effect.forkScoped

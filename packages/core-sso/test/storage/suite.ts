@@ -258,6 +258,42 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       expect((yield* holder).accessToken.revokedAt).toEqual(at(2))
     }))
 
+    test("finds a refresh token with its user and their permissions on its application in one read", Effect.gen(function*() {
+      const store = yield* withApplicationAndUser
+      yield* store.insertApplication(anApplication({ id: "app-2", name: "Alerts", clientIdHash: "client-id-hash-2" }))
+      yield* store.setPermissions(aUser().uid, "app-1", ["signin", "editor"])
+      yield* store.setPermissions(aUser().uid, "app-2", ["signin"])
+      yield* store.insertRefreshToken(aRefreshToken())
+      const holder = Effect.map(store.refreshTokenHolder("refresh-hash-1"), Option.getOrThrow)
+      expect(yield* holder).toEqual({ refreshToken: aRefreshToken(), user: aUser(), permissions: ["editor", "signin"] })
+      expect(yield* store.refreshTokenHolder("nope")).toEqual(Option.none())
+      yield* store.setSuspension(aUser().uid, { at: at(1), reason: "Left" })
+      expect((yield* holder).user.suspendedAt).toEqual(at(1))
+      yield* store.setPermissions(aUser().uid, "app-1", [])
+      expect((yield* holder).permissions).toEqual([])
+      yield* store.revokeTokens({ chainId: "chain-1" }, at(2))
+      expect((yield* holder).refreshToken.revokedAt).toEqual(at(2))
+    }))
+
+    test("finds an application by client id hash as it is now after every change", Effect.gen(function*() {
+      const store = yield* SsoStore
+      yield* store.insertApplication(anApplication())
+      const byClientId = (hash: string) => Effect.map(store.applicationByClientIdHash(hash), Option.map((found) => found.retired))
+      expect(yield* byClientId("client-id-hash-1")).toEqual(Option.some(false))
+      yield* store.updateApplication(anApplication({ retired: true }))
+      expect(yield* byClientId("client-id-hash-1")).toEqual(Option.some(true))
+      // a new client id: the old one finds nothing at once
+      yield* store.updateApplication(anApplication({ clientIdHash: "client-id-hash-9" }))
+      expect(yield* byClientId("client-id-hash-1")).toEqual(Option.none())
+      expect(yield* byClientId("client-id-hash-9")).toEqual(Option.some(false))
+      // rolled back: as it was
+      const failed = yield* store.atomically(
+        Effect.zipRight(store.updateApplication(anApplication({ clientIdHash: "client-id-hash-7" })), Effect.fail("stop" as const))
+      ).pipe(Effect.flip)
+      expect(failed).toBe("stop")
+      if (name !== "memory") expect(yield* byClientId("client-id-hash-9")).toEqual(Option.some(false))
+    }))
+
     test("answers a holder from memory only as tokenHolder would answer it now", Effect.gen(function*() {
       const store = yield* withApplicationAndUser
       yield* store.setPermissions(aUser().uid, "app-1", ["signin"])
@@ -368,12 +404,20 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       yield* store.recordFailedAttempt(["client:a", "ip:1"], at(0), at(-600))
       yield* store.recordFailedAttempt(["client:a", "ip:1"], at(100), at(-500))
       yield* store.recordFailedAttempt(["ip:1"], at(700), at(100))
-      expect(yield* store.failedAttempts("client:a", at(-1))).toEqual({ count: 2, oldest: at(0) })
-      expect(yield* store.failedAttempts("client:a", at(0))).toEqual({ count: 1, oldest: at(100) })
-      expect(yield* store.failedAttempts("client:a", at(50))).toEqual({ count: 1, oldest: at(100) })
+      expect(yield* store.failedAttempts(["client:a"], at(-1))).toEqual([{ count: 2, oldest: at(0) }])
+      expect(yield* store.failedAttempts(["client:a"], at(0))).toEqual([{ count: 1, oldest: at(100) }])
+      expect(yield* store.failedAttempts(["client:a"], at(50))).toEqual([{ count: 1, oldest: at(100) }])
       // the first record of ip:1 was older than the third call's horizon
-      expect(yield* store.failedAttempts("ip:1", at(-1000))).toEqual({ count: 2, oldest: at(100) })
-      expect(yield* store.failedAttempts("client:b", at(0))).toEqual({ count: 0, oldest: null })
+      expect(yield* store.failedAttempts(["ip:1"], at(-1000))).toEqual([{ count: 2, oldest: at(100) }])
+      expect(yield* store.failedAttempts(["client:b"], at(0))).toEqual([{ count: 0, oldest: null }])
+      // several keys in one read, answered in the order asked, a key asked twice answered twice
+      expect(yield* store.failedAttempts(["ip:1", "client:b", "client:a", "ip:1"], at(-1))).toEqual([
+        { count: 2, oldest: at(100) },
+        { count: 0, oldest: null },
+        { count: 2, oldest: at(0) },
+        { count: 2, oldest: at(100) }
+      ])
+      expect(yield* store.failedAttempts([], at(0))).toEqual([])
     }))
 
     test("a session lives while it is seen within the idle time", Effect.gen(function*() {
