@@ -5,7 +5,8 @@ import type { StoreError } from "./SsoStore"
  * Reads the SQL store keeps in memory (token holders for `GET /user.json`, applications for client authentication),
  * so that hot requests need not read the database. Every table answers only while its owner can hear every change
  * (`enable`), and `invalidate` forgets everything in every table. A read that a change overtook is not kept: it may
- * have seen the database from before that change.
+ * have seen the database from before that change. It also knows, once a read has told it, when the latest failed
+ * attempt was recorded, so that a request with no failure in its window need not count failures.
  */
 export const makeReadMemory = (options: {
   /** A bound on staleness should a change ever go unheard. */
@@ -15,6 +16,9 @@ export const makeReadMemory = (options: {
   const tables: Array<Map<string, unknown>> = []
   let generation = 0
   let enabled = false
+  /** When the latest failed attempt anywhere was recorded (-Infinity: none), or `undefined` until a read tells. */
+  let latestFailure: number | undefined
+  let failureGeneration = 0
 
   const invalidate = () => {
     generation += 1
@@ -58,6 +62,29 @@ export const makeReadMemory = (options: {
     return { peek, lookup }
   }
 
+  const failures = {
+    /** A failed attempt recorded at `atMillis`, by this copy or another. */
+    heard: (atMillis: number) => {
+      failureGeneration += 1
+      if (latestFailure !== undefined) latestFailure = Math.max(latestFailure, atMillis)
+    },
+    /** Whether this copy knows for certain that no failed attempt was recorded after `sinceMillis`. */
+    noneSince: (sinceMillis: number) => enabled && latestFailure !== undefined && latestFailure <= sinceMillis,
+    /** Whether a read should also ask for the latest failed attempt. */
+    get unknown() {
+      return latestFailure === undefined
+    },
+    /** Runs `read`; what it tells of the latest failed attempt is kept unless a failure was heard meanwhile. */
+    learnFrom: <A>(read: Effect.Effect<{ readonly answer: A; readonly latest: number | undefined }, StoreError>) =>
+      Effect.suspend(() => {
+        const readFrom = failureGeneration
+        return Effect.map(read, ({ answer, latest }) => {
+          if (latest !== undefined && enabled && failureGeneration === readFrom) latestFailure = latest
+          return answer
+        })
+      })
+  }
+
   return {
     invalidate,
     get enabled() {
@@ -65,9 +92,12 @@ export const makeReadMemory = (options: {
     },
     setEnabled: (on: boolean) => {
       enabled = on
+      latestFailure = undefined
+      failureGeneration += 1
       invalidate()
     },
-    table
+    table,
+    failures
   }
 }
 

@@ -220,7 +220,7 @@ const refreshHolderColumns = [...prefixedColumns("t", "token", RefreshTokenRow),
   .join(", ")
 
 const RefreshHolderRow = Schema.Struct({ token: RefreshTokenRow, user: UserRow, permissions: Schema.NullOr(Names) })
-const AttemptsRow = Schema.Struct({ count: Schema.Number, oldest: OptionalTimestamp })
+const AttemptsRow = Schema.Struct({ count: Schema.Number, oldest: OptionalTimestamp, latest: OptionalTimestamp })
 const CountRow = Schema.Struct({ count: Schema.Number })
 const ApplicationIdRow = Schema.Struct({ application_id: Schema.String })
 
@@ -275,6 +275,8 @@ const storeError = (operation: string) => (cause: unknown) =>
 /** Carries a change to token holders in any copy; a payload starting `probe:` is a copy checking that it hears. */
 const HOLDERS_CHANNEL = "civicstack_sso_token_holders"
 const HOLDERS_CHANGED = "changed"
+/** The payload announcing a failed attempt, followed by its time in milliseconds. */
+const FAILED_ATTEMPT = "failed:"
 
 /** Set by a change to token holders inside a transaction, so that the cache forgets them again once it commits. */
 const holdersChangedInTransaction = FiberRef.unsafeMake(false)
@@ -667,13 +669,28 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
         yield* sql`
           INSERT INTO sso.failed_attempts (key, at)
           SELECT key, ${timestamp(at)}::timestamptz FROM jsonb_array_elements_text(${json(keys)}::jsonb) AS k(key)`
-      })).pipe(Effect.mapError(storeError("recordFailedAttempt"))),
+        yield* sql`SELECT pg_notify(${HOLDERS_CHANNEL}, ${`${FAILED_ATTEMPT}${at.getTime()}`})`
+      })).pipe(
+        Effect.tap(() => Effect.sync(() => memory.failures.heard(at.getTime()))),
+        Effect.mapError(storeError("recordFailedAttempt"))
+      ),
     failedAttempts: (keys, since) =>
-      rows("failedAttempts", AttemptsRow, sql`
-        SELECT count(f.at)::integer AS count, min(f.at) AS oldest
-        FROM jsonb_array_elements_text(${json(keys)}::jsonb) WITH ORDINALITY AS k(key, position)
-        LEFT JOIN sso.failed_attempts f ON f.key = k.key AND f.at > ${timestamp(since)}::timestamptz
-        GROUP BY k.position ORDER BY k.position`),
+      Effect.suspend(() => {
+        if (memory.failures.noneSince(since.getTime())) return Effect.succeed(keys.map(() => ({ count: 0, oldest: null })))
+        const withLatest = memory.failures.unknown
+        return memory.failures.learnFrom(Effect.map(
+          rows("failedAttempts", AttemptsRow, sql`
+            SELECT count(f.at)::integer AS count, min(f.at) AS oldest,
+              ${withLatest ? sql`(SELECT max(at) FROM sso.failed_attempts)` : sql`NULL::timestamptz`} AS latest
+            FROM jsonb_array_elements_text(${json(keys)}::jsonb) WITH ORDINALITY AS k(key, position)
+            LEFT JOIN sso.failed_attempts f ON f.key = k.key AND f.at > ${timestamp(since)}::timestamptz
+            GROUP BY k.position ORDER BY k.position`),
+          (found) => ({
+            answer: found.map(({ count, oldest }) => ({ count, oldest })),
+            latest: withLatest && found.length > 0 ? (found[0]!.latest?.getTime() ?? -Infinity) : undefined
+          })
+        ))
+      }),
 
     insertSession: (session) =>
       sql`
@@ -788,6 +805,11 @@ const listenForChanges = (
               if (!memory.enabled) memory.setEnabled(true)
               return Deferred.succeed(firstEcho, undefined)
             })
+          }
+          if (payload.startsWith(FAILED_ATTEMPT)) {
+            const at = Number(payload.slice(FAILED_ATTEMPT.length))
+            // a payload it cannot read leaves the copy counting failures in the database
+            return Effect.sync(() => Number.isFinite(at) ? memory.failures.heard(at) : memory.setEnabled(false))
           }
           return Effect.sync(memory.invalidate)
         })
