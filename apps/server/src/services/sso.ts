@@ -3,7 +3,7 @@ import { JobQueue } from "@civicstack/jobs"
 import { DatabaseNotifications } from "../database"
 import { AdminGroup, BrowserGroup, OAuthGroup } from "@civicstack/core-sso/api"
 import * as HttpApi from "@effect/platform/HttpApi"
-import { Duration, Effect, Layer, Option, Runtime, Schema } from "effect"
+import { Duration, Effect, Layer, Option, Schema } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import type { ServerConfig } from "../config"
@@ -103,16 +103,15 @@ export const ssoSlot = (config: ServerConfig, service: ReturnType<typeof ssoServ
     workers: Sso.workers.pipe(Layer.provide(service)),
     fastAnswers: Layer.effectDiscard(Effect.gen(function*() {
       const oauth = yield* Sso.OAuthServer
-      const runUser = Runtime.runSync(yield* Effect.runtime<never>())
       yield* (yield* FastAnswers).add((request) => {
         if (request.method !== "GET" || request.pathname !== "/user.json") return undefined
         const clientIds = request.query.getAll("client_id")
         if (clientIds.length > 1 || [...request.query.keys()].some((name) => name !== "client_id")) return undefined
-        const answer = runUser(oauth.userFromMemory(request.authorization, clientIds[0]))
-        return Option.isNone(answer) ? undefined : {
+        const answer = oauth.userFromMemory(request.authorization, clientIds[0])
+        return answer === undefined ? undefined : {
           status: 200,
           headers: { "cache-control": "no-store", "content-type": "application/json; charset=utf-8" },
-          body: JSON.stringify(answer.value)
+          body: JSON.stringify(answer)
         }
       })
     })).pipe(Layer.provide(service)),

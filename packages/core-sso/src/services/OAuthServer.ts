@@ -73,13 +73,10 @@ export class OAuthServer extends Context.Tag("@civicstack/core-sso/OAuthServer")
    * permissions on it. For the admin API and for services that share the SSO's process.
    */
   /**
-   * `user`'s answer when the token's holder is in memory and the token is accepted; `None` otherwise (then ask
-   * `user`). Never waits: for answering `GET /user.json` outside the HTTP stack.
+   * `user`'s answer when the token's holder is in memory and the token is accepted; `undefined` otherwise (then ask
+   * `user`). A plain call that never waits: for answering `GET /user.json` outside the HTTP stack.
    */
-  readonly userFromMemory: (
-    authorization: string | undefined,
-    clientId: string | undefined
-  ) => Effect.Effect<Option.Option<ClientUser>>
+  readonly userFromMemory: (authorization: string | undefined, clientId: string | undefined) => ClientUser | undefined
   readonly caller: (
     authorization: string | undefined,
     applicationName: string
@@ -319,49 +316,54 @@ export const oauthServerLayer = Layer.effect(
      * The live access token of an `Authorization` header, with its application, its user (not suspended) and their
      * permissions there, from `lookup`.
      */
-    const tokenHolderFrom = <E>(lookup: (tokenHash: string) => Effect.Effect<Option.Option<TokenHolder>, E>) =>
-    (authorization: string | undefined) =>
+    /** Why the holder's token is not accepted now, or `undefined` when it is. */
+    const holderRefusal = (holder: TokenHolder, nowMillis: number) =>
+      holder.accessToken.revokedAt !== null
+        ? "The access token has been revoked"
+        : holder.accessToken.expiresAt.getTime() <= nowMillis
+        ? "The access token has expired"
+        : holder.user.suspendedAt !== null
+        ? "The user is suspended"
+        : undefined
+
+    /**
+     * The live access token of an `Authorization` header, with its application, its user (not suspended) and their
+     * permissions there.
+     */
+    const tokenHolder = (authorization: string | undefined) =>
       Effect.gen(function*() {
         const token = bearerToken(authorization)
         if (token === undefined) return yield* invalidToken("No bearer access token was sent")
-        const found = isSecretShaped(token) ? yield* lookup(hashSecret(token)) : Option.none()
+        const found = isSecretShaped(token) ? yield* store.tokenHolder(hashSecret(token)) : Option.none()
         if (Option.isNone(found)) return yield* invalidToken("The access token is not valid")
-        const holder = found.value
-        if (holder.accessToken.revokedAt !== null) return yield* invalidToken("The access token has been revoked")
-        if (holder.accessToken.expiresAt.getTime() <= (yield* now).getTime()) {
-          return yield* invalidToken("The access token has expired")
-        }
-        if (holder.user.suspendedAt !== null) return yield* invalidToken("The user is suspended")
-        return holder
+        const refusal = holderRefusal(found.value, yield* Clock.currentTimeMillis)
+        if (refusal !== undefined) return yield* invalidToken(refusal)
+        return found.value
       })
 
-    const tokenHolder = tokenHolderFrom(store.tokenHolder)
-
-    /** `GET /user.json`'s answer for the holder of `authorization`, found by `lookup`. */
-    const clientUserFrom = <E>(lookup: (tokenHash: string) => Effect.Effect<Option.Option<TokenHolder>, E>) =>
-    (authorization: string | undefined, clientId: string | undefined) =>
-      Effect.gen(function*() {
-        const { application, permissions, user } = yield* tokenHolderFrom(lookup)(authorization)
-        if (clientId !== undefined && !matchesHash(clientId, application.clientIdHash)) {
-          return yield* invalidToken("The access token was not issued to this client")
+    /** `GET /user.json`'s answer for the token's holder, or why the token is refused. */
+    const clientUserOf = (holder: TokenHolder, clientId: string | undefined, nowMillis: number) => {
+      const { application, permissions, user } = holder
+      const refusal = holderRefusal(holder, nowMillis) ??
+        (clientId !== undefined && !matchesHash(clientId, application.clientIdHash)
+          ? "The access token was not issued to this client"
+          : accessProblem(user, application, permissions))
+      if (refusal !== undefined) return Either.left(refusal)
+      return Either.right({
+        user: {
+          uid: user.uid,
+          name: user.name,
+          email: user.email,
+          permissions,
+          organisation_slug: user.organisationSlug,
+          organisation_content_id: user.organisationContentId,
+          disabled: false
         }
-        const problem = accessProblem(user, application, permissions)
-        if (problem !== undefined) return yield* invalidToken(problem)
-        return {
-          user: {
-            uid: user.uid,
-            name: user.name,
-            email: user.email,
-            permissions,
-            organisation_slug: user.organisationSlug,
-            organisation_content_id: user.organisationContentId,
-            disabled: false
-          }
-        } satisfies ClientUser
-      })
+      } satisfies ClientUser)
+    }
 
-    const inMemory = (tokenHash: string) =>
-      Effect.map(Clock.currentTimeMillis, (nowMillis) => store.tokenHolderInMemory(tokenHash, nowMillis))
+    // the in-memory answer is a plain call, so it reads the clock as a plain call too (TestClock included)
+    const clock = yield* Effect.clock
 
     const issuerUrl = (path: string) => new URL(path, settings.issuer).toString()
 
@@ -402,10 +404,21 @@ export const oauthServerLayer = Layer.effect(
           }
         }),
 
-      user: (origin, clientId) => clientUserFrom(store.tokenHolder)(origin.authorization, clientId),
+      user: (origin, clientId) =>
+        Effect.gen(function*() {
+          const holder = yield* tokenHolder(origin.authorization)
+          const answer = clientUserOf(holder, clientId, yield* Clock.currentTimeMillis)
+          return Either.isRight(answer) ? answer.right : yield* invalidToken(answer.left)
+        }),
 
-      userFromMemory: (authorization, clientId) =>
-        clientUserFrom(inMemory)(authorization, clientId).pipe(Effect.option),
+      userFromMemory: (authorization, clientId) => {
+        const token = bearerToken(authorization)
+        if (token === undefined || !isSecretShaped(token)) return undefined
+        const nowMillis = clock.unsafeCurrentTimeMillis()
+        const holder = store.tokenHolderInMemory(hashSecret(token), nowMillis)
+        if (Option.isNone(holder)) return undefined
+        return Either.getOrUndefined(clientUserOf(holder.value, clientId, nowMillis))
+      },
 
       caller: (authorization, applicationName) =>
         Effect.gen(function*() {

@@ -42,6 +42,25 @@ describe("OAuthServer", () => {
       expect(expired).toMatchObject({ _tag: "InvalidToken", error_description: "The access token has expired" })
     }).pipe(Effect.provide(sso())))
 
+  it.effect("answers from memory as user answers, and not at all for a token user refuses", () =>
+    Effect.gen(function*() {
+      const { ada, clientId, clientSecret } = yield* publisherAndAda
+      const tokens = yield* exchangeCode(clientId, clientSecret, yield* codeFor(clientId))
+      const server = yield* OAuthServer
+      const bearer = `Bearer ${tokens.access_token}`
+      expect(server.userFromMemory(bearer, undefined)).toEqual(yield* userWith(tokens.access_token))
+      expect(server.userFromMemory(bearer, clientId)).toEqual(yield* userWith(tokens.access_token))
+      expect(server.userFromMemory(bearer, "another-client")).toBeUndefined()
+      expect(server.userFromMemory(undefined, undefined)).toBeUndefined()
+      expect(server.userFromMemory("Bearer not-a-token", undefined)).toBeUndefined()
+      // expiry is read from the TestClock, as user reads it
+      yield* TestClock.adjust("7200 seconds")
+      expect(server.userFromMemory(bearer, undefined)).toBeUndefined()
+      const fresh = yield* exchangeCode(clientId, clientSecret, yield* codeFor(clientId))
+      yield* (yield* Directory).setPermissions(ada.uid, "Publisher", ["editor"])
+      expect(server.userFromMemory(`Bearer ${fresh.access_token}`, undefined)).toBeUndefined()
+    }).pipe(Effect.provide(sso())))
+
   it.effect("a code can be used once; its second use revokes the tokens it gave", () =>
     Effect.gen(function*() {
       const { clientId, clientSecret } = yield* publisherAndAda
