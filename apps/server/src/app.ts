@@ -53,12 +53,27 @@ export const databaseWithJobsLayer = (config: ServerConfig) =>
  */
 const preparedDatabaseLayer = (config: ServerConfig) =>
   Layer.effectDiscard(
-    Effect.forEach(
-      allSlots(config).filter((slot) => config.services.includes(slot.name)),
-      (slot) => slot.prepare,
-      { discard: true }
+    Effect.zipRight(
+      config.database._tag === "Pglite" ? endLeasesOfTheLastRun : Effect.void,
+      Effect.forEach(
+        allSlots(config).filter((slot) => config.services.includes(slot.name)),
+        (slot) => slot.prepare,
+        { discard: true }
+      )
     )
   ).pipe(Layer.provideMerge(databaseWithJobsLayer(config)))
+
+/**
+ * The embedded database has one process: the jobs running when it last stopped belong to no one, so they run again
+ * now instead of when their leases would run out.
+ */
+const endLeasesOfTheLastRun = Effect.flatMap(Jobs.JobQueue, (jobs) => jobs.endAllLeases).pipe(
+  Effect.tap((ended) =>
+    ended === 0 ? Effect.void : Effect.logInfo("Jobs running when the server stopped run again").pipe(
+      Effect.annotateLogs({ jobs: ended })
+    )
+  )
+)
 
 /**
  * The whole reference server: database, job queue, the HTTP host (health checks always; the enabled services' routes

@@ -118,6 +118,12 @@ export class JobQueue extends Context.Tag("@civicstack/jobs/JobQueue")<JobQueue,
   readonly release: (claims: ReadonlyArray<JobClaim>) => Effect.Effect<void, JobQueueError>
   /** Makes jobs whose lease expired runnable again (or dead when that was their last attempt); returns how many. */
   readonly recoverExpiredLeases: (queue: string) => Effect.Effect<number, JobQueueError>
+  /**
+   * Ends the lease of every running job now, on every queue, so that recovery makes them runnable again at once (the
+   * attempt counts, as for any expired lease); returns how many. Only for a start on a database no other process uses
+   * (the embedded one), where every running job belongs to a process that is gone.
+   */
+  readonly endAllLeases: Effect.Effect<number, JobQueueError>
   /** Signals that new work may be available on `queue` (local enqueues and, on SQL with `listen`, other copies). */
   readonly wakeups: (queue: string) => Stream.Stream<void>
 

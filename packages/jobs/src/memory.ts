@@ -167,6 +167,16 @@ class MemoryStore {
     }
   }
 
+  endAllLeases(now: number): number {
+    let ended = 0
+    for (const job of this.jobs.values()) {
+      if (job.state !== "running" || job.lockedUntil === null || job.lockedUntil <= now) continue
+      job.lockedUntil = now
+      ended += 1
+    }
+    return ended
+  }
+
   recoverExpiredLeases(queue: string, now: number): number {
     let recovered = 0
     for (const job of this.jobs.values()) {
@@ -287,6 +297,7 @@ export const layerMemory: Layer.Layer<JobQueue> = Layer.effect(
         withNow((now) => store.extendLeases(claims, now + Duration.toMillis(leaseDuration))),
       release: (claims) => Effect.sync(() => store.release(claims)),
       recoverExpiredLeases: (queue) => withNow((now) => store.recoverExpiredLeases(queue, now)),
+      endAllLeases: withNow((now) => store.endAllLeases(now)),
       wakeups: (queue) =>
         Stream.fromPubSub(enqueuedQueues).pipe(
           Stream.filter((enqueuedQueue) => enqueuedQueue === queue),

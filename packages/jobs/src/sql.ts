@@ -499,6 +499,23 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
             return rows[0]?.count ?? 0
           }),
 
+        endAllLeases: Effect.gen(function*() {
+          const now = toIso(yield* Clock.currentTimeMillis)
+          const rows = yield* run(
+            "end every lease",
+            decodeCount,
+            sql`
+              WITH ended AS (
+                UPDATE jobs.jobs SET locked_until = ${now}::timestamptz
+                WHERE state = 'running' AND locked_until > ${now}::timestamptz
+                RETURNING 1
+              )
+              SELECT count(*)::integer AS count FROM ended
+            `.withoutTransform
+          )
+          return rows[0]?.count ?? 0
+        }),
+
         wakeups: (queue) =>
           Stream.fromPubSub(enqueuedQueues).pipe(
             Stream.filter((enqueuedQueue) => enqueuedQueue === queue),

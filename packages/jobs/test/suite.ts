@@ -382,6 +382,28 @@ export const jobQueueSuite = (
         expect(dead?.lastError).toContain("lease expired")
       }))
 
+    test("ending every lease makes the running jobs of every queue recoverable at once, each attempt counted", () =>
+      Effect.gen(function*() {
+        const jobs = yield* JobQueue
+        const first = JobDefinition.make({ queue: "ended-1", payload: Schema.String, maxAttempts: 1 })
+        const second = JobDefinition.make({ queue: "ended-2", payload: Schema.String })
+        yield* jobs.enqueue(first, "a")
+        yield* jobs.enqueue(second, "b")
+        yield* jobs.enqueue(second, "c")
+        yield* claimAll("ended-1", "gone", "10 minutes")
+        const [claimed] = yield* jobs.claim({ queue: "ended-2", workerId: "gone", limit: 1, leaseDuration: Duration.minutes(10) })
+        expect(yield* jobs.recoverExpiredLeases("ended-2")).toBe(0)
+        expect(yield* jobs.endAllLeases).toBe(2)
+        expect(yield* jobs.recoverExpiredLeases("ended-1")).toBe(1)
+        expect(yield* jobs.recoverExpiredLeases("ended-2")).toBe(1)
+        // its one attempt was used: dead; the other runs again as its second attempt, the queued one untouched
+        expect((yield* jobs.listDead("ended-1", 10)).map((job) => job.payload)).toEqual(["a"])
+        const again = yield* claimAll("ended-2")
+        expect(again.map((job) => [job.id === claimed!.id, job.attempt]).sort()).toEqual([[false, 1], [true, 2]])
+        expect(yield* jobs.endAllLeases).toBe(2)
+        expect(yield* jobs.endAllLeases).toBe(0)
+      }))
+
     test("a job claimed by a worker that died runs again once its lease expires", () =>
       Effect.gen(function*() {
         const jobs = yield* JobQueue
