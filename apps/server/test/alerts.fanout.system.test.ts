@@ -16,6 +16,10 @@ import { writeBootstrap } from "./sso/bootstrap"
  * Issue 11: `kill -9` in the middle of the fan-out of one notification to 100,000 subscribers, then a restart: every
  * subscriber gets the email, the database holds exactly one email per subscriber, and only the emails in flight at
  * the kill can reach the provider twice. Real server processes on PostgreSQL, sending through a Notify stand-in.
+ *
+ * Not on the embedded database: PGlite's one session writes all the chunks of a fan-out back to back, and neither the
+ * readiness check nor delivery gets a turn before the last one (60,000 emails written in about 2.6 s, a readiness
+ * request unanswered all along), so a kill in the middle of it cannot be aimed from outside but by a timed guess.
  */
 
 const SUBSCRIBERS = 100_000
@@ -91,9 +95,8 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("email alerts on Po
 
   const queueSize = async (server: ServerProcess) => {
     const response = await fetch(`${server.url}/healthcheck/ready`).catch(() => undefined)
-    if (response === undefined) return undefined
-    const body = (await response.json()) as { services?: { alerts?: { queue_size?: number } } }
-    return body.services?.alerts?.queue_size
+    const body = (await response?.json().catch(() => undefined)) as { services?: { alerts?: { queue_size?: number } } } | undefined
+    return body?.services?.alerts?.queue_size
   }
 
   /** `count` subscribers (ids from the table's own identity) with an active `immediately` subscription to `listId`. */
@@ -164,8 +167,9 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("email alerts on Po
       const writtenAtKill = await fannedOut()
       const sentAtKill = sink.total()
       // the kill came in the middle of the fan-out: some emails written, not all
-      expect(writtenAtKill).toBeGreaterThan(0)
-      expect(writtenAtKill).toBeLessThan(SUBSCRIBERS)
+      const seenNote = `seen before the kill (ms:written/sent): ${seenBeforeKill.slice(-8).join(" ")}`
+      expect(writtenAtKill, seenNote).toBeGreaterThan(0)
+      expect(writtenAtKill, seenNote).toBeLessThan(SUBSCRIBERS)
 
       // What two minutes would do to the killed copy's claims, at once: the fan-out job it held and the emails it
       // had claimed are left to lapse, as their leases would (2 minutes each, longer than this test may take); the
