@@ -139,7 +139,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("email alerts on Po
     throw new Error(`not half of the emails written within ${timeoutMs} ms of the notification: ${seen.slice(-10).join(" ")}`)
   }
 
-  it(`after kill -9 in the middle of a fan-out to ${SUBSCRIBERS} subscribers, the restarted server sends each of them the email; only those in flight at the kill can get two`, { timeout: 300_000 }, async () => {
+  it(`after kill -9 in the middle of a fan-out to ${SUBSCRIBERS} subscribers, the restarted server sends each of them the email; only those in flight at the kill can get two`, { timeout: 280_000 }, async () => {
     const startedAt = Date.now()
     const phases: Array<string> = []
     const phase = (name: string) => phases.push(`${name} ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
@@ -188,7 +188,8 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("email alerts on Po
       phase("restarted")
       const addresses = Array.from({ length: SUBSCRIBERS }, (_, n) => addressOf(n + 1))
       const missing = () => addresses.filter((address) => sink.countFor(address) === 0).length
-      const deadline = Date.now() + 150_000
+      // 100,000 emails at the 750 to 1,400 a second seen on 2 busy CPUs, with room
+      const deadline = Date.now() + 220_000
       while (missing() > 0 || (await queueSize(server)) !== 0) {
         if (Date.now() > deadline) {
           throw new Error(`${missing()} of ${SUBSCRIBERS} subscribers got nothing and ${await queueSize(server)} emails are still queued\n${server.output().slice(-6000)}`)
