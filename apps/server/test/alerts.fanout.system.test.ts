@@ -139,7 +139,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("email alerts on Po
     throw new Error(`not half of the emails written within ${timeoutMs} ms of the notification: ${seen.slice(-10).join(" ")}`)
   }
 
-  it(`after kill -9 in the middle of a fan-out to ${SUBSCRIBERS} subscribers, the restarted server sends each of them the email; only those in flight at the kill can get two`, { timeout: 280_000 }, async () => {
+  it(`after kill -9 in the middle of a fan-out to ${SUBSCRIBERS} subscribers, the restarted server sends each of them the email; only those in flight at the kill can get two`, { timeout: 300_000 }, async () => {
     const startedAt = Date.now()
     const phases: Array<string> = []
     const phase = (name: string) => phases.push(`${name} ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
