@@ -10,7 +10,7 @@ import { startNotifySink } from "./notifySink"
 import type { NotifySink } from "./notifySink"
 import { startCli, stop, waitUntilReady } from "./serverProcess"
 import type { ServerProcess } from "./serverProcess"
-import { writeBootstrap } from "./sso/bootstrap"
+import { alertsCallerBootstrap, alertsFetch } from "./alertsCaller"
 
 /**
  * Issue 11: `kill -9` in the middle of the fan-out of one notification to 100,000 subscribers, then a restart: every
@@ -29,7 +29,6 @@ const SUBSCRIBERS = 100_000
  */
 const IN_FLIGHT_AT_MOST = defaultDeliverySettings.concurrency
 
-const ALERTS_TOKEN = "f4f4f4f4a1e1a1e1b2f2b2f2b2f2b2f2"
 const NOTIFY_API_KEY = "fanout-test-26b5a3a0-3c8e-4a8a-9a53-7f3a4c1d2e10-9b0c7d1e-2f3a-4b5c-8d6e-7f8091a2b3c4"
 const NOTIFY_TEMPLATE_ID = "0f5c7e2a-1b3d-4c6e-8f9a-0b1c2d3e4f50"
 const AUTH_TOKEN_SECRET = "a shared secret of the auth-token links, long enough"
@@ -40,15 +39,12 @@ const addressOf = (n: number) => `fanout-${n}@example.org`
 
 describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("email alerts on PostgreSQL: kill -9 during a fan-out", () => {
   let scratch: string
-  let bootstrap: Awaited<ReturnType<typeof writeBootstrap>>
+  let bootstrap: Awaited<ReturnType<typeof alertsCallerBootstrap>>
   let database: { url: string; drop: () => Promise<unknown> }
   let db: ManagedRuntime.ManagedRuntime<SqlClient, unknown>
   beforeAll(async () => {
     scratch = await Fs.mkdtemp(Path.join(Os.tmpdir(), "civicstack-alerts-fanout-"))
-    bootstrap = await writeBootstrap({
-      users: [{ email: "alerts@example.com", name: "Alerts", api_user: true, permissions: { "email-alert-api": ["signin"] } }],
-      api_tokens: [{ user: "alerts@example.com", application: "email-alert-api", token: ALERTS_TOKEN }]
-    })
+    bootstrap = await alertsCallerBootstrap()
     // empty: the server's first start migrates it
     database = await createTestDatabase(process.env.TEST_DATABASE_URL!, "alerts_fanout", Effect.void)
     db = ManagedRuntime.make(testPool(database.url))
@@ -84,14 +80,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("email alerts on Po
   }
 
   const alerts = (server: ServerProcess, method: string, path: string, body?: unknown) =>
-    fetch(`${server.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${ALERTS_TOKEN}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" })
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
+    alertsFetch(`${server.url}${path}`, { method, body })
 
   const queueSize = async (server: ServerProcess) => {
     const response = await fetch(`${server.url}/healthcheck/ready`).catch(() => undefined)

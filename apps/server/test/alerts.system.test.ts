@@ -10,7 +10,7 @@ import { startMailSink } from "./alertsSink"
 import type { MailSink } from "./alertsSink"
 import { startCli, stop, waitUntilReady } from "./serverProcess"
 import type { ServerProcess } from "./serverProcess"
-import { writeBootstrap } from "./sso/bootstrap"
+import { ALERTS_TOKEN, alertsCallerBootstrap, alertsFetch } from "./alertsCaller"
 
 /**
  * The email alert service as operators meet it: real server processes sending through a real SMTP server, killed,
@@ -18,17 +18,13 @@ import { writeBootstrap } from "./sso/bootstrap"
  * no client should send.
  */
 
-const ALERTS_TOKEN = "a1e1a1e1a1e1a1e1b2f2b2f2b2f2b2f2"
 const AUTH_TOKEN_SECRET = "a shared secret of the auth-token links, long enough"
 
 let scratch: string
-let bootstrap: Awaited<ReturnType<typeof writeBootstrap>>
+let bootstrap: Awaited<ReturnType<typeof alertsCallerBootstrap>>
 beforeAll(async () => {
   scratch = await Fs.mkdtemp(Path.join(Os.tmpdir(), "civicstack-alerts-system-"))
-  bootstrap = await writeBootstrap({
-    users: [{ email: "alerts@example.com", name: "Alerts", api_user: true, permissions: { "email-alert-api": ["signin"] } }],
-    api_tokens: [{ user: "alerts@example.com", application: "email-alert-api", token: ALERTS_TOKEN }]
-  })
+  bootstrap = await alertsCallerBootstrap()
 })
 afterAll(async () => {
   await bootstrap?.remove()
@@ -53,14 +49,7 @@ const serve = async (sink: MailSink, login: string, env: Record<string, string>)
 }
 
 const alerts = (server: ServerProcess, method: string, path: string, body?: unknown) =>
-  fetch(`${server.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${ALERTS_TOKEN}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" })
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
+  alertsFetch(`${server.url}${path}`, { method, body })
 
 interface SeededList {
   readonly id: number
