@@ -166,24 +166,47 @@ const postgresCases = async (): Promise<{ results: Array<CaseResult>; postgres: 
   }
 }
 
-const oidcProviderCases = async (): Promise<Array<CaseResult>> => {
-  progress(`--- oidc-provider: minting ${settings.users} access tokens and ${settings.refreshPool} refresh tokens`)
+/** oidc-provider with its memory adapter, or on the database of `databaseUrl` through the bench's adapter. */
+const oidcProviderCases = async (
+  system: "oidc-provider" | "oidc-provider-pg",
+  databaseUrl?: string
+): Promise<Array<CaseResult>> => {
+  progress(`--- ${system}: minting ${settings.users} access tokens and ${settings.refreshPool} refresh tokens`)
   const provider = await startChildServer<OidcProviderDescription>("oidcProviderMain.ts", [
     String(settings.users),
-    String(settings.refreshPool)
+    String(settings.refreshPool),
+    ...(databaseUrl === undefined ? [] : [databaseUrl])
   ])
   try {
     const { url, clientId, clientSecret, accessTokens, refreshTokens } = provider.description
     const userinfoRequests = accessTokens.map((token) => bearer("/me", token))
-    const userinfo = await measure("oidc-provider userinfo", "oidc-provider", "userinfo", async () => {
+    const userinfo = await measure(`${system} userinfo`, system, "userinfo", async () => {
       await expectAnswer(url, userinfoRequests[0]!)
       return load(url, userinfoRequests, "rotate")
     })
-    const refresh = await measure("oidc-provider refresh", "oidc-provider", "refresh", () =>
+    const refresh = await measure(`${system} refresh`, system, "refresh", () =>
       load(url, refreshTokens.map((token) => refreshGrant("/token", token, clientId, clientSecret)), "single-use"))
     return [userinfo, refresh]
   } finally {
     await provider.stop()
+  }
+}
+
+/** oidc-provider on a fresh `bench_sso_<random>` database; not run when the server cannot be reached. */
+const oidcProviderPgCases = async (): Promise<Array<CaseResult>> => {
+  const scope = Effect.runSync(Scope.make())
+  try {
+    const created = await Effect.runPromiseExit(Scope.extend(freshDatabase(settings.databaseUrl, "sso"), scope))
+    if (Exit.isFailure(created)) {
+      const reason = `PostgreSQL unreachable at ${settings.databaseUrl}`
+      return [
+        notRun("oidc-provider-pg userinfo", "oidc-provider-pg", "userinfo", reason),
+        notRun("oidc-provider-pg refresh", "oidc-provider-pg", "refresh", reason)
+      ]
+    }
+    return await oidcProviderCases("oidc-provider-pg", created.value.url)
+  } finally {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }
 
@@ -196,7 +219,8 @@ if (settings.only.has("pg")) {
   postgres = outcome.postgres
   results.push(...outcome.results)
 }
-if (settings.only.has("oidc-provider")) results.push(...(await oidcProviderCases()))
+if (settings.only.has("oidc-provider")) results.push(...(await oidcProviderCases("oidc-provider")))
+if (settings.only.has("oidc-provider-pg")) results.push(...(await oidcProviderPgCases()))
 
 process.stdout.write(
   `${renderReport(results, {

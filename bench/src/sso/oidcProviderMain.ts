@@ -1,14 +1,17 @@
 /**
- * oidc-provider 9 with its memory adapter, one confidential client and one fixed account, for the SSO bench. Before
- * announcing itself it mints the access tokens for userinfo and the pool of refresh tokens, each refresh token with a
- * grant of its own, as an authorization code exchange would have left them.
+ * oidc-provider 9 with its memory adapter, or with a PostgreSQL adapter when a database URL is given, one confidential
+ * client and one fixed account, for the SSO bench. Before announcing itself it mints the access tokens for userinfo and
+ * the pool of refresh tokens, each refresh token with a grant of its own, as an authorization code exchange would have
+ * left them.
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import Provider from "oidc-provider"
 import LRU from "oidc-provider/lib/helpers/lru.js"
 import MemoryAdapter from "oidc-provider/lib/adapters/memory_adapter.js"
+import pg from "pg"
 import { announceReady } from "./childServer"
+import { createAdapterTable, postgresAdapter } from "./oidcProviderPgAdapter"
 
 export interface OidcProviderDescription {
   readonly url: string
@@ -18,11 +21,19 @@ export interface OidcProviderDescription {
   readonly refreshTokens: ReadonlyArray<string>
 }
 
-const [accessTokenCount, refreshTokenCount] = process.argv.slice(2).map(Number) as [number, number]
+const [accessTokenCount, refreshTokenCount] = process.argv.slice(2, 4).map(Number) as [number, number]
+const databaseUrl = process.argv[4]
 
 // The default memory adapter's store keeps the 1000 most recent entries, fewer than the tokens a run mints: the same
 // adapter over a larger store of the same kind.
 const memoryStore = new LRU({ maxSize: 10_000_000 })
+
+async function chosenAdapter() {
+  if (databaseUrl === undefined) return (model: string) => new MemoryAdapter(model, memoryStore)
+  const pool = new pg.Pool({ connectionString: databaseUrl })
+  await pool.query(createAdapterTable)
+  return postgresAdapter(pool)
+}
 
 const clientId = "bench-client"
 const clientSecret = "bench-client-secret-0123456789abcdef"
@@ -45,7 +56,7 @@ const provider = new Provider(url, {
     accountId: id,
     claims: () => ({ sub: id, name: "Bench User", email: "bench@example.com", email_verified: true })
   }),
-  adapter: (model: string) => new MemoryAdapter(model, memoryStore),
+  adapter: await chosenAdapter(),
   // Our server rotates every refresh token; oidc-provider's default rotates only public clients' or old ones.
   rotateRefreshToken: true
 })

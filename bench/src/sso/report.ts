@@ -4,7 +4,7 @@ export type Operation = "fixed JSON" | "userinfo" | "refresh"
 
 export interface CaseResult {
   readonly label: string
-  readonly system: "ceiling" | "civicstack" | "oidc-provider"
+  readonly system: "ceiling" | "civicstack" | "oidc-provider" | "oidc-provider-pg"
   readonly operation: Operation
   readonly outcome:
     | { readonly _tag: "Measured"; readonly load: LoadResult }
@@ -30,11 +30,12 @@ const requestsPerSecond = (result: CaseResult | undefined) =>
 
 const resultRow = (result: CaseResult, results: ReadonlyArray<CaseResult>) => {
   if (result.outcome._tag === "NotRun") {
-    return row([result.label, "-", "-", "-", "-", "-", "-", `not run: ${result.outcome.reason.replaceAll("|", "/")}`])
+    return row([result.label, "-", "-", "-", "-", "-", "-", "-", `not run: ${result.outcome.reason.replaceAll("|", "/")}`])
   }
   const { load } = result.outcome
   const ceiling = requestsPerSecond(results.find((other) => other.system === "ceiling"))
-  const peer = results.find((other) => other.system === "oidc-provider" && other.operation === result.operation)
+  const peerOf = (system: CaseResult["system"]) =>
+    requestsPerSecond(results.find((other) => other.system === system && other.operation === result.operation))
   const notes = [
     load.poolExhausted ? `pool of ${load.requests} used up` : undefined
   ].filter((note) => note !== undefined)
@@ -45,7 +46,10 @@ const resultRow = (result: CaseResult, results: ReadonlyArray<CaseResult>) => {
     `${load.errors} / ${load.non2xx}`,
     `${load.requests} in ${fixed(load.seconds, 1)} s`,
     fixed(load.requestsPerSecond / ceiling, 2),
-    result.system === "civicstack" ? fixed(load.requestsPerSecond / requestsPerSecond(peer), 2) : "-",
+    result.system === "civicstack" ? fixed(load.requestsPerSecond / peerOf("oidc-provider"), 2) : "-",
+    result.system === "civicstack" && result.label.includes("-pg ")
+      ? fixed(load.requestsPerSecond / peerOf("oidc-provider-pg"), 2)
+      : "-",
     notes.join("; ")
   ])
 }
@@ -57,11 +61,11 @@ export const renderReport = (results: ReadonlyArray<CaseResult>, environment: En
     "",
     `Node ${environment.node}, ${environment.cpus} CPUs, PostgreSQL ${environment.postgres}; ${environment.users} API tokens / access tokens in rotation, refresh pools of ${environment.refreshPool}.`,
     "",
-    row(["case", "requests/s", "p99 ms", "errors / non-2xx", "requests", "÷ ceiling", "÷ oidc-provider", "note"]),
-    row(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---"]),
+    row(["case", "requests/s", "p99 ms", "errors / non-2xx", "requests", "÷ ceiling", "÷ oidc-provider", "÷ oidc-provider-pg", "note"]),
+    row(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"]),
     ...results.map((result) => resultRow(result, results)),
     "",
     "- requests/s: requests answered over the time the case actually ran (a refresh case ends early when its pool of single-use refresh tokens is used up).",
-    "- ÷ ceiling: against a bare node:http server answering a fixed JSON body; ÷ oidc-provider: against oidc-provider's same operation (userinfo for /user.json, the refresh grant for refresh).",
+    "- ÷ ceiling: against a bare node:http server answering a fixed JSON body; ÷ oidc-provider: against oidc-provider's same operation (userinfo for /user.json, the refresh grant for refresh) with its memory adapter; ÷ oidc-provider-pg: the civicstack-pg rows against oidc-provider with its tokens in PostgreSQL (a bench-only adapter, src/sso/oidcProviderPgAdapter.ts).",
     "- autocannon runs in the bench process, on the same CPUs as the server under test."
   ].join("\n")

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util"
 
-export const caseGroups = ["ceiling", "pglite", "pg", "oidc-provider"] as const
+export const caseGroups = ["ceiling", "pglite", "pg", "oidc-provider", "oidc-provider-pg"] as const
 export type CaseGroup = (typeof caseGroups)[number]
 
 export interface SsoBenchSettings {
