@@ -17,6 +17,12 @@ export interface DeliverySettings {
   readonly batchSize: number
   /** Emails handed to the provider at the same time. */
   readonly concurrency: number
+  /**
+   * Emails the provider took are marked sent together, in one statement, once this many are waiting to be marked...
+   */
+  readonly sentFlushSize: number
+  /** ...or once the oldest of them has waited this long (an email sent but not yet marked is sent again after a crash). */
+  readonly sentFlushInterval: Duration.Duration
   /** Emails per second to the provider, over all of this copy's sends. */
   readonly rateLimitPerSecond: number
   /** How long a claimed email is left to its worker before another may claim it. */
@@ -43,6 +49,8 @@ export const defaultDeliverySettings: DeliverySettings = {
   fanOutConcurrency: 2,
   batchSize: 200,
   concurrency: 32,
+  sentFlushSize: 64,
+  sentFlushInterval: Duration.millis(50),
   rateLimitPerSecond: 350,
   lease: Duration.minutes(2),
   pollInterval: Duration.seconds(1),
