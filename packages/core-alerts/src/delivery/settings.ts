@@ -9,7 +9,10 @@ export interface DeliverySettings {
   readonly footer: string
   /** Fan-out inserts the emails of this many subscriber ids per statement. */
   readonly fanOutChunkSize: number
-  /** Chunks of one notification written at the same time (each on a connection of its own on PostgreSQL). */
+  /**
+   * Chunks of one notification written at the same time (each on a connection of its own on PostgreSQL). One by
+   * default: more chunks at once take connections and CPU from requests for little gain on a database's few CPUs.
+   */
   readonly fanOutChunkConcurrency: number
   /** Notifications fanned out at the same time by one copy. */
   readonly fanOutConcurrency: number
@@ -45,7 +48,7 @@ export const defaultDeliverySettings: DeliverySettings = {
   publicSiteUrl: "http://localhost:3000",
   footer: "You can change or cancel your subscriptions at any time.",
   fanOutChunkSize: 10_000,
-  fanOutChunkConcurrency: 4,
+  fanOutChunkConcurrency: 1,
   fanOutConcurrency: 2,
   batchSize: 200,
   concurrency: 32,
