@@ -400,7 +400,11 @@ export const makeSqlEmailStore = Effect.gen(function*() {
                 WHERE status IN ('sent', 'failed') AND created_at < ${deleteBefore}::timestamptz
                 LIMIT ${PRUNE_BATCH}
               )
-              RETURNING 1
+              RETURNING id
+            ),
+            -- no foreign key deletes them (fan-out writes faster without one)
+            unlinked AS (
+              DELETE FROM alerts.email_subscriptions es USING gone WHERE es.email_id = gone.id
             )
             SELECT count(*) AS count FROM gone`)
           deleted += batch
