@@ -49,6 +49,7 @@ export const alertsServiceLayer = (config: ServerConfig) =>
       authTokenSecret,
       publicSiteUrl: config.publicSiteUrl,
       delivery: {
+        ...config.alerts.delivery,
         rateLimitPerSecond: config.email.rateLimit,
         shutdownGracePeriod: Duration.seconds(config.shutdownGraceSeconds),
         // the embedded database runs on this process's event loop, which a chunk holds while it is written: requests
