@@ -59,6 +59,11 @@ const hostConfig = Config.all({
     "DATABASE_URL",
     urlWithProtocol(["postgres:", "postgresql:"], "a postgres:// or postgresql:// URL")
   ).pipe(Config.map(Option.map(Redacted.make))),
+  databasePoolSize: setting(
+    "DATABASE_POOL_SIZE",
+    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000), Schema.annotations(expecting("a whole number from 1 to 1000"))),
+    10
+  ),
   dataDir: setting("DATA_DIR", Schema.String, "./data"),
   services: setting("SERVICES", NameList(SERVICE_NAMES), SERVICE_NAMES),
   run: setting("RUN", NameList(ROLES), ROLES),
@@ -102,9 +107,9 @@ const serverConfigSections = (dataDir: string) =>
 
 type Sections = Config.Config.Success<ReturnType<typeof serverConfigSections>>
 
-export type ServerConfig = Omit<Sections["host"], "databaseUrl"> & {
+export type ServerConfig = Omit<Sections["host"], "databaseUrl" | "databasePoolSize"> & {
   readonly database:
-    | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> }
+    | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string>; readonly poolSize: number }
     | { readonly _tag: "Pglite"; readonly dataDir: string }
   readonly sso: Sections["sso"]
   readonly linkcheck: Sections["linkcheck"]
@@ -148,7 +153,7 @@ export const parseServerConfig = (env: Record<string, string | undefined>): Eith
   const dataDir = setVariables.find(([name]) => name === "DATA_DIR")?.[1] ?? "./data"
   const decoded = Effect.runSync(Effect.either(Effect.withConfigProvider(serverConfigSections(dataDir), provider)))
   if (Either.isLeft(decoded)) return Either.left(new InvalidConfig({ problems: describeProblems(decoded.left, env) }))
-  const { databaseUrl, ...host } = decoded.right.host
+  const { databasePoolSize, databaseUrl, ...host } = decoded.right.host
   if (host.production && decoded.right.alerts.authTokenSecret === undefined) {
     return Either.left(new InvalidConfig({
       problems: ["ALERTS_AUTH_TOKEN_SECRET must be set when NODE_ENV=production (the key of the links in auth-token emails)"]
@@ -158,7 +163,7 @@ export const parseServerConfig = (env: Record<string, string | undefined>): Eith
     ...host,
     database: Option.match(databaseUrl, {
       onNone: () => ({ _tag: "Pglite", dataDir: host.dataDir }) as const,
-      onSome: (url) => ({ _tag: "Postgres", url }) as const
+      onSome: (url) => ({ _tag: "Postgres", url, poolSize: databasePoolSize }) as const
     }),
     sso: decoded.right.sso,
     linkcheck: decoded.right.linkcheck,

@@ -33,8 +33,15 @@ export const databaseLayer = (database: ServerConfig["database"]) =>
       Effect.succeed(Context.make(DatabaseNotifications, { listen: pgListen(database.url) }))
     ).pipe(
       // Waiting for a connection is bounded, so that work waiting through an outage fails, and is tried again,
-      // rather than waiting forever on a pool whose connections the outage broke.
-      Layer.provideMerge(PgClient.layer({ url: database.url, applicationName: "civicstack", connectTimeout: "5 seconds" }))
+      // rather than waiting forever on a pool whose connections the outage broke. DATABASE_POOL_SIZE connections
+      // (10 by default, as pg's own default) are shared by requests and workers; the workers use few of them at a time
+      // (fan-out one per notification), so that requests find one free.
+      Layer.provideMerge(PgClient.layer({
+        url: database.url,
+        applicationName: "civicstack",
+        connectTimeout: "5 seconds",
+        maxConnections: database.poolSize
+      }))
     )
     : Layer.effectContext(
       Effect.map(PgliteClient.PgliteClient, (client) => Context.make(DatabaseNotifications, { listen: client.listen }))

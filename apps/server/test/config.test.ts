@@ -40,9 +40,19 @@ describe("server configuration", () => {
     if (config.database._tag === "Postgres") {
       expect(Redacted.value(config.database.url)).toBe("postgres://app:secret@db:5432/civicstack")
       expect(String(config.database.url)).not.toContain("secret")
+      expect(config.database.poolSize).toBe(10)
     }
     expect(config.port).toBe(3000)
     expect(config.services).toEqual(["linkcheck", "sso"])
+  })
+
+  it("takes the PostgreSQL pool size from DATABASE_POOL_SIZE and refuses one that is not a whole number from 1", () => {
+    const config = Either.getOrThrow(parseServerConfig({ DATABASE_URL: "postgres://db/civicstack", DATABASE_POOL_SIZE: "24" }))
+    expect(config.database).toMatchObject({ _tag: "Postgres", poolSize: 24 })
+    const result = parseServerConfig({ DATABASE_URL: "postgres://db/civicstack", DATABASE_POOL_SIZE: "0" })
+    expect(Either.isLeft(result) ? result.left.problems : []).toEqual([
+      "DATABASE_POOL_SIZE must be a whole number from 1 to 1000 (got \"0\")"
+    ])
   })
 
   it("reports every bad value at once, one line each, naming the variable and the value (never a secret's)", () => {

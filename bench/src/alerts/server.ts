@@ -8,6 +8,9 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 
+/** Server settings passed on from the bench's environment when set. */
+const SERVER_TUNING = ["ALERTS_FAN_OUT_CHUNK_CONCURRENCY", "DATABASE_POOL_SIZE"] as const
+
 const serverPackage = dirname(createRequire(import.meta.url).resolve("@civicstack/server/package.json"))
 const repositoryRoot = dirname(dirname(serverPackage))
 
@@ -97,7 +100,9 @@ export const startReferenceServer = async (database: ServerDatabase, options: Se
       // the health figures must not turn the readiness answer away however long the queue gets
       ALERTS_QUEUE_SIZE_WARNING: "100000000",
       ALERTS_QUEUE_SIZE_CRITICAL: "100000000",
-      ...(database._tag === "Postgres" ? { DATABASE_URL: database.url } : { DATA_DIR: database.dataDir })
+      ...(database._tag === "Postgres" ? { DATABASE_URL: database.url } : { DATA_DIR: database.dataDir }),
+      // the server's own tuning, when the bench is run with it (to compare settings)
+      ...Object.fromEntries(SERVER_TUNING.flatMap((name) => process.env[name] ? [[name, process.env[name]]] : []))
     },
     stdio: ["ignore", "inherit", "inherit"]
   })

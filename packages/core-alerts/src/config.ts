@@ -2,6 +2,8 @@ import { Config, ConfigError, Duration, Either, Option, Schema } from "effect"
 import type { Redacted } from "effect"
 import type { AlertsSettings, Thresholds } from "./settings"
 import { defaultAlertsSettings } from "./settings"
+import type { DeliverySettings } from "./delivery/settings"
+import { defaultDeliverySettings } from "./delivery/settings"
 
 /** A message for the whole value, whatever part of the decoding failed. */
 const expecting = (expected: string) => ({ message: () => ({ message: expected, override: true }) })
@@ -21,6 +23,9 @@ const QueueSize = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1
 const QueueAgeSeconds = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 31_536_000))
   .annotations(expecting("a whole number of seconds from 1 to 31536000"))
 
+const ChunkConcurrency = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 64))
+  .annotations(expecting("a whole number of chunks from 1 to 64"))
+
 const ordered = <A>(names: Thresholds<string>, thresholds: Thresholds<A>, atMost: (a: A, b: A) => boolean) =>
   atMost(thresholds.warning, thresholds.critical)
     ? Either.right(thresholds)
@@ -28,6 +33,7 @@ const ordered = <A>(names: Thresholds<string>, thresholds: Thresholds<A>, atMost
 
 /** What `alertsConfig` reads: settings to spread into those given to `layerSql` or `layerMemory`. */
 export interface AlertsConfig extends Pick<AlertsSettings, "authTokenIssuer" | "healthThresholds"> {
+  readonly delivery: Pick<DeliverySettings, "fanOutChunkConcurrency">
   /** Absent when `ALERTS_AUTH_TOKEN_SECRET` is unset: the host then decides (required in production). */
   readonly authTokenSecret?: Redacted.Redacted<string>
 }
@@ -37,7 +43,8 @@ const defaults = defaultAlertsSettings.healthThresholds
 /**
  * The email alert section of a host's configuration, read under `ALERTS_`: `ALERTS_AUTH_TOKEN_SECRET` (at least 32
  * characters), `ALERTS_AUTH_TOKEN_ISSUER`, `ALERTS_QUEUE_SIZE_WARNING` and `_CRITICAL` (emails and jobs),
- * `ALERTS_QUEUE_AGE_WARNING_SECONDS` and `_CRITICAL_SECONDS`. Each value names what it expects when it is wrong;
+ * `ALERTS_QUEUE_AGE_WARNING_SECONDS` and `_CRITICAL_SECONDS`, `ALERTS_FAN_OUT_CHUNK_CONCURRENCY` (chunks of one
+ * notification written at once; each takes a database connection). Each value names what it expects when it is wrong;
  * unset values take the defaults. `PUBLIC_SITE_URL` is the host's and comes in through the settings.
  */
 export const alertsConfig: Config.Config<AlertsConfig> = Config.all({
@@ -48,6 +55,9 @@ export const alertsConfig: Config.Config<AlertsConfig> = Config.all({
   ),
   authTokenIssuer: Schema.Config("AUTH_TOKEN_ISSUER", Issuer).pipe(
     Config.withDefault(defaultAlertsSettings.authTokenIssuer)
+  ),
+  fanOutChunkConcurrency: Schema.Config("FAN_OUT_CHUNK_CONCURRENCY", ChunkConcurrency).pipe(
+    Config.withDefault(defaultDeliverySettings.fanOutChunkConcurrency)
   ),
   queueSize: Config.all({
     warning: Schema.Config("QUEUE_SIZE_WARNING", QueueSize).pipe(Config.withDefault(defaults.queueSize.warning)),
@@ -66,8 +76,9 @@ export const alertsConfig: Config.Config<AlertsConfig> = Config.all({
     ordered({ warning: "QUEUE_AGE_WARNING_SECONDS", critical: "QUEUE_AGE_CRITICAL_SECONDS" }, ages, Duration.lessThanOrEqualTo)
   ))
 }).pipe(
-  Config.map(({ authTokenIssuer, authTokenSecret, queueAge, queueSize }): AlertsConfig => ({
+  Config.map(({ authTokenIssuer, authTokenSecret, fanOutChunkConcurrency, queueAge, queueSize }): AlertsConfig => ({
     authTokenIssuer,
+    delivery: { fanOutChunkConcurrency },
     healthThresholds: { queueSize, queueAge },
     ...Option.match(authTokenSecret, { onNone: () => ({}), onSome: (secret) => ({ authTokenSecret: secret }) })
   })),

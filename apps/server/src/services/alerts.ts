@@ -15,6 +15,9 @@ const api = HttpApi.make("civicstack").add(AlertsGroup).add(AlertsHealthGroup)
 
 const SECRET_FILE = "alerts-auth-token-secret"
 
+/** Subscriber ids per fan-out statement on the embedded database (10,000 on PostgreSQL). */
+const PGLITE_FAN_OUT_CHUNK_SIZE = 1_000
+
 /**
  * The key of auth-token links outside production when ALERTS_AUTH_TOKEN_SECRET is unset: made at first start and
  * kept in DATA_DIR, so links sent before a restart keep working. Copies that share a database but not a data
@@ -46,8 +49,12 @@ export const alertsServiceLayer = (config: ServerConfig) =>
       authTokenSecret,
       publicSiteUrl: config.publicSiteUrl,
       delivery: {
+        ...config.alerts.delivery,
         rateLimitPerSecond: config.email.rateLimit,
-        shutdownGracePeriod: Duration.seconds(config.shutdownGraceSeconds)
+        shutdownGracePeriod: Duration.seconds(config.shutdownGraceSeconds),
+        // the embedded database runs on this process's event loop, which a chunk holds while it is written: requests
+        // wait for the chunk in progress, so chunks are small there
+        ...(config.database._tag === "Pglite" ? { fanOutChunkSize: PGLITE_FAN_OUT_CHUNK_SIZE } : {})
       }
     })
   }))

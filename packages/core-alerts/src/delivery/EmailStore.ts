@@ -140,6 +140,11 @@ export class EmailStore extends Context.Tag("@civicstack/core-alerts/EmailStore"
   readonly claim: (limit: number, lease: Duration.Duration) => Effect.Effect<ReadonlyArray<ClaimedEmail>, StoreError>
   /** The settling operations change nothing when the claim is stale (the lease ran out and the email moved on). */
   readonly markSent: (claim: EmailClaim) => Effect.Effect<boolean, StoreError>
+  /**
+   * `markSent` for many claims in one statement (the delivery worker records a batch's sends at once). Claims that
+   * no longer hold change nothing, as with `markSent`; answers how many emails were marked.
+   */
+  readonly markSentMany: (claims: ReadonlyArray<EmailClaim>) => Effect.Effect<number, StoreError>
   /** Pending again at `retryAt`, unless this was attempt `maxAttempts` or later: then failed. */
   readonly markTemporaryFailure: (
     claim: EmailClaim,

@@ -1,4 +1,4 @@
-import { Cause, Clock, Duration, Effect, Exit, Option, Schedule } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Fiber, Option, Queue, Schedule } from "effect"
 import { AlertsStore } from "../storage/AlertsStore"
 import type { DeliveryFailure, OutgoingEmail } from "./EmailProvider"
 import { EmailProvider, TemporaryDeliveryFailure } from "./EmailProvider"
@@ -31,7 +31,11 @@ export const outgoingEmail = (email: ClaimedEmail, settings: Pick<DeliverySettin
  * and when the address was refused, ends every active subscription of it (`non_existent_email`). When interrupted, emails not yet sent go
  * back to pending; after a crash, the lease of claimed emails runs out and another worker claims them.
  */
-export const runDeliveryWorker = (settings: DeliverySettings) =>
+export const runDeliveryWorker = (
+  settings: DeliverySettings,
+  /** Succeeds when new emails may be due (fan-out wrote some): the worker then looks before its next poll. */
+  emailsQueued: Effect.Effect<void> = Effect.never
+) =>
   Effect.gen(function*() {
     const emails = yield* EmailStore
     const alerts = yield* AlertsStore
@@ -64,33 +68,29 @@ export const runDeliveryWorker = (settings: DeliverySettings) =>
         }
       })
 
-    const settle = (email: ClaimedEmail, exit: Exit.Exit<void, DeliveryFailure>) =>
-      Exit.match(exit, {
-        onSuccess: () => Effect.asVoid(emails.markSent(email)),
-        onFailure: (cause) => {
-          const failure = Cause.failureOption(cause)
-          if (Option.isSome(failure)) return settleFailure(email, failure.value)
-          // a provider that died is treated as one that failed for now
-          return settleFailure(email, new TemporaryDeliveryFailure({ reason: Cause.pretty(cause) }))
-        }
-      })
+    const settle = (email: ClaimedEmail, cause: Cause.Cause<DeliveryFailure>) => {
+      const failure = Cause.failureOption(cause)
+      if (Option.isSome(failure)) return settleFailure(email, failure.value)
+      // a provider that died is treated as one that failed for now
+      return settleFailure(email, new TemporaryDeliveryFailure({ reason: Cause.pretty(cause) }))
+    }
 
     /**
-     * Records the outcome, trying again while the claim holds: an email the provider took whose `sent` could not be
+     * Writes an outcome, trying again while the claim holds: an email the provider took whose `sent` could not be
      * written (the database is away) would otherwise be sent again when its lease runs out. A late write is safe:
      * it changes nothing once another worker has claimed the email. Only the first try is shielded from shutdown;
-     * when shutdown cuts the retries short, the batch hands the email back.
+     * when shutdown cuts the retries short, the batch hands the emails back.
      */
-    const recordOutcome = (
-      email: ClaimedEmail,
-      exit: Exit.Exit<void, DeliveryFailure>,
+    const recordOutcome = <E>(
+      what: string,
+      write: Effect.Effect<void, E>,
       claimedUntil: number,
-      restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+      restore: <A, E2, R>(effect: Effect.Effect<A, E2, R>) => Effect.Effect<A, E2, R>
     ) =>
-      settle(email, exit).pipe(
+      write.pipe(
         Effect.orElse(() =>
           Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            restore(settle(email, exit).pipe(
+            restore(write.pipe(
               Effect.retry(
                 Schedule.exponential("100 millis").pipe(
                   Schedule.union(Schedule.spaced("2 seconds")),
@@ -100,7 +100,7 @@ export const runDeliveryWorker = (settings: DeliverySettings) =>
             )))
         ),
         Effect.catchAll((error) =>
-          Effect.logWarning(`Could not record the outcome of email ${email.id}; it is sent again after its lease`, error)
+          Effect.logWarning(`Could not record the outcome of ${what}; sent again after the lease`, error)
         )
       )
 
@@ -112,38 +112,104 @@ export const runDeliveryWorker = (settings: DeliverySettings) =>
       Effect.flatMap(limiter.takeBefore(sendBefore), (inTime) =>
         inTime ? Effect.as(provider.send(outgoingEmail(email, settings)), true) : Effect.succeed(false))
 
-    const deliverBatch = (claimed: ReadonlyArray<ClaimedEmail>, claimedAt: number) => {
-      const unsettled = new Map(claimed.map((email) => [email.id, email]))
-      const sendBefore = claimedAt + Duration.toMillis(settings.lease) / 2
-      const claimedUntil = claimedAt + Duration.toMillis(settings.lease)
-      const deliver = (email: ClaimedEmail) =>
-        Effect.uninterruptibleMask((restore) =>
-          restore(sendWithinLease(email, sendBefore)).pipe(
-            Effect.exit,
-            Effect.flatMap((exit) => {
-              // interrupted: the batch hands it back
-              if (Exit.isInterrupted(exit)) return Effect.void
-              const forget = Effect.sync(() => unsettled.delete(email.id))
-              if (Exit.isSuccess(exit) && !exit.value) return forget
-              return Effect.zipRight(recordOutcome(email, Exit.asVoid(exit), claimedUntil, restore), forget)
-            })
-          )
+    /**
+     * Sends a batch on `concurrency` lanes (fibers that each take the next email). The emails the provider took are
+     * marked sent together by one recorder fiber, when `sentFlushSize` of them wait or every `sentFlushInterval`, and
+     * once more at the end of the batch; failures are settled email by email. When interrupted, what was sent is
+     * marked (one try) and the emails not settled go back to pending.
+     */
+    const deliverBatch = (claimed: ReadonlyArray<ClaimedEmail>, claimedAt: number) =>
+      Effect.gen(function*() {
+        const unsettled = new Map(claimed.map((email) => [email.id, email]))
+        const sendBefore = claimedAt + Duration.toMillis(settings.lease) / 2
+        const claimedUntil = claimedAt + Duration.toMillis(settings.lease)
+        /** Taken by the provider, not yet marked sent. */
+        let sent: Array<ClaimedEmail> = []
+        const takeSent = () => {
+          const taken = sent
+          sent = []
+          return taken
+        }
+        const forget = (settled: ReadonlyArray<ClaimedEmail>) =>
+          Effect.sync(() => {
+            for (const email of settled) unsettled.delete(email.id)
+          })
+        /** true: the lanes are done, flush and stop; false: enough are waiting, flush now. */
+        const wake = yield* Queue.sliding<boolean>(1)
+
+        const flush = Effect.uninterruptibleMask((restore) =>
+          Effect.suspend(() => {
+            const taken = takeSent()
+            if (taken.length === 0) return Effect.void
+            return Effect.zipRight(
+              recordOutcome(`${taken.length} sent email(s)`, emails.markSentMany(taken), claimedUntil, restore),
+              forget(taken)
+            )
+          })
         )
-      return Effect.forEach(claimed, deliver, { concurrency: settings.concurrency, discard: true }).pipe(
-        Effect.onInterrupt(() =>
-          emails.release([...unsettled.values()]).pipe(
-            Effect.catchAll((error) =>
-              Effect.logWarning("Could not hand back unsent emails; they are sent when their leases run out", error)
+        const recorder = Effect.gen(function*() {
+          while (true) {
+            const finished = yield* Queue.take(wake).pipe(
+              Effect.timeoutTo({ duration: settings.sentFlushInterval, onSuccess: (done) => done, onTimeout: () => false })
+            )
+            yield* flush
+            if (finished) return
+          }
+        })
+
+        const deliver = (email: ClaimedEmail) =>
+          Effect.uninterruptibleMask((restore) =>
+            restore(sendWithinLease(email, sendBefore)).pipe(
+              Effect.exit,
+              Effect.flatMap((exit) => {
+                if (Exit.isSuccess(exit)) {
+                  if (!exit.value) return forget([email])
+                  sent.push(email)
+                  return sent.length >= settings.sentFlushSize ? Queue.offer(wake, false) : Effect.void
+                }
+                // interrupted: the batch hands it back
+                if (Cause.isInterruptedOnly(exit.cause)) return Effect.void
+                return Effect.zipRight(
+                  recordOutcome(`email ${email.id}`, settle(email, exit.cause), claimedUntil, restore),
+                  forget([email])
+                )
+              })
+            )
+          )
+        let next = 0
+        const lane = Effect.whileLoop({
+          while: () => next < claimed.length,
+          body: () => deliver(claimed[next++]!),
+          step: () => {}
+        })
+
+        const recording = yield* Effect.fork(recorder)
+        yield* Effect.all(
+          Array.from({ length: Math.max(1, Math.min(settings.concurrency, claimed.length)) }, () => lane),
+          { concurrency: "unbounded", discard: true }
+        ).pipe(
+          Effect.zipRight(Queue.offer(wake, true)),
+          Effect.zipRight(Fiber.join(recording)),
+          Effect.onInterrupt(() =>
+            Fiber.interrupt(recording).pipe(
+              Effect.zipRight(Effect.suspend(() => {
+                const taken = takeSent()
+                return taken.length === 0 ? Effect.void : Effect.zipRight(emails.markSentMany(taken), forget(taken))
+              })),
+              Effect.catchAll((error) => Effect.logWarning("Could not record sent emails while stopping", error)),
+              Effect.zipRight(Effect.suspend(() => emails.release([...unsettled.values()]))),
+              Effect.catchAll((error) =>
+                Effect.logWarning("Could not hand back unsent emails; they are sent when their leases run out", error)
+              )
             )
           )
         )
-      )
-    }
+      })
 
     while (true) {
       const claimedAt = yield* Clock.currentTimeMillis
       const claimed = yield* emails.claim(settings.batchSize, settings.lease)
-      if (claimed.length === 0) yield* Effect.sleep(settings.pollInterval)
+      if (claimed.length === 0) yield* Effect.raceFirst(Effect.sleep(settings.pollInterval), emailsQueued)
       else yield* deliverBatch(claimed, claimedAt)
     }
   })

@@ -11,7 +11,12 @@ import type { DeliverySettings } from "./settings"
  * by chunk of subscriber ids. Safe to run again after a crash or a retry: subscribers with an email are skipped.
  * Returns how many emails it created.
  */
-export const fanOutNotification = (notificationId: string, settings: DeliverySettings) =>
+export const fanOutNotification = (
+  notificationId: string,
+  settings: DeliverySettings,
+  /** Told after each chunk that wrote emails (to wake the delivery worker). */
+  emailsQueued: Effect.Effect<void> = Effect.void
+) =>
   Effect.gen(function*() {
     const emails = yield* EmailStore
     const alerts = yield* AlertsStore
@@ -33,15 +38,15 @@ export const fanOutNotification = (notificationId: string, settings: DeliverySet
         afterSubscriberId: after,
         throughSubscriberId: after + settings.fanOutChunkSize,
         content
-      }), { concurrency: settings.fanOutChunkConcurrency })
+      }).pipe(Effect.tap((created) => created > 0 ? emailsQueued : Effect.void)), { concurrency: settings.fanOutChunkConcurrency })
     const created = counts.reduce((sum, count) => sum + count, 0)
     yield* Effect.logDebug(`Notification ${notificationId} matched ${listIds.length} list(s); ${created} email(s) queued`)
     return created
   })
 
 /** Fans out the notifications of `fanOutJob` until interrupted. */
-export const runFanOutWorker = (settings: DeliverySettings) =>
-  runWorker(fanOutJob, ({ notificationId }) => fanOutNotification(notificationId, settings), {
+export const runFanOutWorker = (settings: DeliverySettings, emailsQueued: Effect.Effect<void> = Effect.void) =>
+  runWorker(fanOutJob, ({ notificationId }) => fanOutNotification(notificationId, settings, emailsQueued), {
     concurrency: settings.fanOutConcurrency,
     pollInterval: settings.pollInterval,
     shutdownGracePeriod: settings.shutdownGracePeriod

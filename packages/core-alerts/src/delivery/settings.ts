@@ -9,7 +9,10 @@ export interface DeliverySettings {
   readonly footer: string
   /** Fan-out inserts the emails of this many subscriber ids per statement. */
   readonly fanOutChunkSize: number
-  /** Chunks of one notification written at the same time (each on a connection of its own on PostgreSQL). */
+  /**
+   * Chunks of one notification written at the same time (each on a connection of its own on PostgreSQL). One by
+   * default: more chunks at once take connections and CPU from requests for little gain on a database's few CPUs.
+   */
   readonly fanOutChunkConcurrency: number
   /** Notifications fanned out at the same time by one copy. */
   readonly fanOutConcurrency: number
@@ -17,6 +20,12 @@ export interface DeliverySettings {
   readonly batchSize: number
   /** Emails handed to the provider at the same time. */
   readonly concurrency: number
+  /**
+   * Emails the provider took are marked sent together, in one statement, once this many are waiting to be marked...
+   */
+  readonly sentFlushSize: number
+  /** ...or once the oldest of them has waited this long (an email sent but not yet marked is sent again after a crash). */
+  readonly sentFlushInterval: Duration.Duration
   /** Emails per second to the provider, over all of this copy's sends. */
   readonly rateLimitPerSecond: number
   /** How long a claimed email is left to its worker before another may claim it. */
@@ -39,10 +48,12 @@ export const defaultDeliverySettings: DeliverySettings = {
   publicSiteUrl: "http://localhost:3000",
   footer: "You can change or cancel your subscriptions at any time.",
   fanOutChunkSize: 10_000,
-  fanOutChunkConcurrency: 4,
+  fanOutChunkConcurrency: 1,
   fanOutConcurrency: 2,
   batchSize: 200,
   concurrency: 32,
+  sentFlushSize: 64,
+  sentFlushInterval: Duration.millis(50),
   rateLimitPerSecond: 350,
   lease: Duration.minutes(2),
   pollInterval: Duration.seconds(1),

@@ -1,7 +1,7 @@
 import { runSchedules } from "@civicstack/jobs"
 import type { JobQueue } from "@civicstack/jobs"
 import type { Layer as LayerType } from "effect"
-import { Effect, Layer, Schedule } from "effect"
+import { Effect, Layer, Queue, Schedule } from "effect"
 import type { AlertsStore } from "../storage/AlertsStore"
 import { runDeliveryWorker } from "./deliver"
 import { digestSchedules, runDigestWorker } from "./digest"
@@ -29,9 +29,11 @@ export const deliveryWorkers = (
 ): LayerType.Layer<never, never, EmailStore | AlertsStore | JobQueue | EmailProvider> =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const settings = deliverySettings(overrides)
+    // fan-out wakes delivery after each chunk that wrote emails, rather than leaving them to the next poll
+    const queued = yield* Queue.sliding<void>(1)
     yield* Effect.all([
-      keepRunning("fan-out", runFanOutWorker(settings)),
-      keepRunning("delivery", runDeliveryWorker(settings)),
+      keepRunning("fan-out", runFanOutWorker(settings, Queue.offer(queued, undefined))),
+      keepRunning("delivery", runDeliveryWorker(settings, Queue.take(queued))),
       keepRunning("retention", runRetentionWorker(settings)),
       keepRunning("digests", runDigestWorker(settings)),
       keepRunning("schedules", runSchedules([retentionSchedule(settings), ...digestSchedules(settings)]))

@@ -1,6 +1,7 @@
 import { migrateSchema } from "@civicstack/jobs"
 import { createAlertsTables } from "./createAlertsTables"
 import { createEmailTables } from "./createEmailTables"
+import { unlinkEmailSubscriptions } from "./unlinkEmailSubscriptions"
 
 /** Creates the `alerts` schema and brings its tables up to date; safe to run from several copies at once. */
 export const migrate = migrateSchema({
@@ -8,6 +9,7 @@ export const migrate = migrateSchema({
   lockKey: 5_463_118_923,
   migrations: {
     "1_create_alerts": createAlertsTables,
-    "2_create_emails": createEmailTables
+    "2_create_emails": createEmailTables,
+    "3_unlink_email_subscriptions": unlinkEmailSubscriptions
   }
 })

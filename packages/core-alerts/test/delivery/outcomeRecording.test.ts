@@ -10,12 +10,16 @@ import { advanceBy, advanceUntil, makeScriptedProvider } from "./support"
 
 /** The store, except that `sent` cannot be written before `until` (the database is away). */
 const sentUnwritableUntil = (until: Date) =>
-  Layer.effect(EmailStore, Effect.map(EmailStore, (store) => ({
-    ...store,
-    markSent: (claim: Parameters<typeof store.markSent>[0]) =>
+  Layer.effect(EmailStore, Effect.map(EmailStore, (store) => {
+    const away = <A>(write: Effect.Effect<A, StoreError>) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        now < until.getTime() ? Effect.fail(new StoreError({ message: "the database is away" })) : store.markSent(claim))
-  })))
+        now < until.getTime() ? Effect.fail(new StoreError({ message: "the database is away" })) : write)
+    return {
+      ...store,
+      markSent: (claim: Parameters<typeof store.markSent>[0]) => away(store.markSent(claim)),
+      markSentMany: (claims: Parameters<typeof store.markSentMany>[0]) => away(store.markSentMany(claims))
+    }
+  }))
 
 describe("the delivery worker when it cannot record that an email was sent", () => {
   it.effect("keeps trying while the claim holds, so an email the provider took is not sent again after the lease", () =>

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from "@effect/vitest"
 import { sharedPglite } from "./backends"
+import { sqlEmailStoreSuite } from "./sqlStorageSuite"
 import { emailStoreSuite } from "./storageSuite"
 
 const database = sharedPglite()
@@ -7,3 +8,4 @@ beforeAll(database.open)
 afterAll(database.close)
 
 emailStoreSuite("PGlite", database.backend)
+sqlEmailStoreSuite("PGlite", database.backend)

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe } from "@effect/vitest"
 import { createTestDatabase, postgresStores } from "./backends"
+import { sqlEmailStoreSuite } from "./sqlStorageSuite"
 import { emailStoreSuite } from "./storageSuite"
 
 const serverUrl = process.env["TEST_DATABASE_URL"]
@@ -12,4 +13,5 @@ describe.skipIf(serverUrl === undefined)("PostgreSQL", () => {
   afterAll(() => database?.drop())
 
   emailStoreSuite("PostgreSQL", () => postgresStores(database!.url))
+  sqlEmailStoreSuite("PostgreSQL", () => postgresStores(database!.url))
 })

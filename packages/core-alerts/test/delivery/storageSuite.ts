@@ -190,6 +190,43 @@ export const emailStoreSuite = (
         expect(yield* emails.markSent(again!)).toBe(true)
       }))
 
+      test("marks many claims sent in one call; claims that no longer hold change nothing", Effect.gen(function*() {
+        const emails = yield* EmailStore
+        const first = yield* singleEmail("first@example.com")
+        const second = yield* singleEmail("second@example.com")
+        const third = yield* singleEmail("third@example.com")
+        const [stale] = yield* emails.claim(1, lease)
+        expect(stale).toMatchObject({ id: first, attempt: 1 })
+        yield* clockAt(30)
+        const rest = yield* emails.claim(10, lease)
+        expect(rest.map((email) => email.id)).toEqual([second, third])
+        yield* clockAt(60)
+        const [again] = yield* emails.claim(10, lease)
+        expect(again).toMatchObject({ id: first, attempt: 2 })
+        const claimed = [stale!, ...rest]
+
+        yield* clockAt(61)
+        expect(yield* emails.markSentMany([])).toBe(0)
+        expect(yield* emails.markSentMany(claimed)).toBe(2)
+        for (const id of [second, third]) {
+          expect(yield* emails.email(id)).toEqual(Option.some(expect.objectContaining({
+            status: "sent",
+            attempts: 1,
+            sentAt: at(61)
+          })))
+        }
+        expect(yield* emails.email(first)).toEqual(Option.some(expect.objectContaining({
+          status: "sending",
+          attempts: 2,
+          sentAt: null
+        })))
+        // marking again changes nothing; the current claim still settles
+        expect(yield* emails.markSentMany(claimed)).toBe(0)
+        expect(yield* emails.markSentMany([again!])).toBe(1)
+        yield* clockAt(1000)
+        expect(yield* emails.claim(10, lease)).toEqual([])
+      }))
+
       test("expiring every claim makes the claimed emails due at once; the old claims then change nothing", Effect.gen(function*() {
         const emails = yield* EmailStore
         const first = yield* singleEmail()

@@ -1,7 +1,7 @@
 import { JobQueue, layerMemory as jobQueueMemory } from "@civicstack/jobs"
 import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
-import { Duration, Effect, Fiber, Option, TestClock } from "effect"
+import { Duration, Effect, Fiber, Option, Queue, TestClock } from "effect"
 import { runDeliveryWorker } from "../../src/delivery/deliver"
 import { PermanentDeliveryFailure, TemporaryDeliveryFailure } from "../../src/delivery/EmailProvider"
 import { EmailStore } from "../../src/delivery/EmailStore"
@@ -12,7 +12,7 @@ import { deliverySettings } from "../../src/delivery/settings"
 import { deliveryWorkers } from "../../src/delivery/workers"
 import { AlertsStore } from "../../src/storage/AlertsStore"
 import { aNotification, at, clockAt, subscriberTo, topicList } from "./fixtures"
-import { advanceUntil, letWorkRun, makeScriptedProvider, waitFor } from "./support"
+import { advanceUntil, letWorkRun, makeScriptedProvider, waitFor, waitForEffect } from "./support"
 
 const settings = deliverySettings({
   publicSiteUrl: "https://www.example.org/",
@@ -263,6 +263,36 @@ export const workerSuite = (name: string, backend: () => Layer.Layer<EmailStore 
         subscriptionIds: [bob.subscriptions[0]!.id]
       })
       expect(bobs!.body!.match(/^### /gm)).toHaveLength(3)
+    }))
+
+    test("what the provider took is marked sent within the flush interval while another send of the batch hangs; stopping hands back only the unsent", Effect.gen(function*() {
+      const emails = yield* EmailStore
+      const hanging = makeScriptedProvider({ "slow@example.com": ["hang"] })
+      const slow = yield* singleEmail("slow@example.com")
+      const quick = yield* singleEmail("quick@example.com")
+      const worker = yield* Effect.fork(runDeliveryWorker(settings).pipe(Effect.provide(hanging.layer)))
+      yield* waitFor("both sends to start", () => hanging.attempts.length === 2)
+      const statusOf = (id: string) => Effect.map(emails.email(id), (email) => Option.getOrThrow(email).status)
+      yield* TestClock.adjust(settings.sentFlushInterval)
+      yield* waitForEffect("the quick one to be marked sent", Effect.map(statusOf(quick), (status) => status === "sent"))
+      expect(yield* statusOf(slow)).toBe("sending")
+      yield* Fiber.interrupt(worker)
+      expect(Option.getOrThrow(yield* emails.email(slow))).toMatchObject({ status: "pending", attempts: 0 })
+      expect(Option.getOrThrow(yield* emails.email(quick))).toMatchObject({ status: "sent", attempts: 1 })
+    }))
+
+    test("fan-out wakes an idle delivery worker: its emails go out without waiting for the next poll", Effect.gen(function*() {
+      const alerts = yield* AlertsStore
+      yield* twoListsAndThreeSubscribers
+      const provider = makeScriptedProvider()
+      const queued = yield* Queue.sliding<void>(1)
+      // the clock never moves in this test: only the fan-out's wake-up can end the worker's wait for its next poll
+      const worker = yield* Effect.fork(runDeliveryWorker(settings, Queue.take(queued)).pipe(Effect.provide(provider.layer)))
+      yield* letWorkRun
+      const notification = yield* alerts.insertNotification(aNotification())
+      expect(yield* fanOutNotification(notification.id, settings, Queue.offer(queued, undefined))).toBe(2)
+      yield* waitFor("both deliveries", () => provider.delivered().length === 2)
+      yield* Fiber.interrupt(worker)
     }))
 
     test("stopping the worker mid-send hands the email back, and the next worker sends it", Effect.gen(function*() {

@@ -14,6 +14,7 @@ describe("alertsConfig: the ALERTS_ section", () => {
       expect(config.healthThresholds.queueSize).toEqual({ warning: 75_000, critical: 100_000 })
       expect(Duration.toSeconds(config.healthThresholds.queueAge.warning)).toBe(150)
       expect(Duration.toSeconds(config.healthThresholds.queueAge.critical)).toBe(300)
+      expect(config.delivery).toEqual({ fanOutChunkConcurrency: 1 })
     }))
 
   it.effect("reads the secret as Redacted, the issuer and the thresholds", () =>
@@ -25,8 +26,10 @@ describe("alertsConfig: the ALERTS_ section", () => {
         ALERTS_QUEUE_SIZE_WARNING: "10",
         ALERTS_QUEUE_SIZE_CRITICAL: "20",
         ALERTS_QUEUE_AGE_WARNING_SECONDS: "30",
-        ALERTS_QUEUE_AGE_CRITICAL_SECONDS: "60"
+        ALERTS_QUEUE_AGE_CRITICAL_SECONDS: "60",
+        ALERTS_FAN_OUT_CHUNK_CONCURRENCY: "3"
       }))
+      expect(config.delivery).toEqual({ fanOutChunkConcurrency: 3 })
       expect(Redacted.isRedacted(config.authTokenSecret)).toBe(true)
       expect(Redacted.value(config.authTokenSecret!)).toBe(secret)
       expect(String(config.authTokenSecret)).not.toContain(secret)
@@ -43,6 +46,7 @@ describe("alertsConfig: the ALERTS_ section", () => {
         [{ ALERTS_QUEUE_SIZE_WARNING: "many" }, "QUEUE_SIZE_WARNING", "whole number"],
         [{ ALERTS_QUEUE_SIZE_CRITICAL: "0" }, "QUEUE_SIZE_CRITICAL", "whole number"],
         [{ ALERTS_QUEUE_AGE_WARNING_SECONDS: "1.5" }, "QUEUE_AGE_WARNING_SECONDS", "seconds"],
+        [{ ALERTS_FAN_OUT_CHUNK_CONCURRENCY: "0" }, "FAN_OUT_CHUNK_CONCURRENCY", "from 1 to 64"],
         [{ ALERTS_QUEUE_SIZE_WARNING: "30", ALERTS_QUEUE_SIZE_CRITICAL: "20" }, "QUEUE_SIZE", "must not be above"],
         [{ ALERTS_QUEUE_AGE_WARNING_SECONDS: "400" }, "QUEUE_AGE", "must not be above"]
       ]

@@ -167,6 +167,17 @@ const makeMemoryEmailStore = Effect.gen(function*() {
         Object.assign(row, { status: "sent", claimedUntil: null, sentAt: at, updatedAt: at })
         return true
       }),
+    markSentMany: (claims) =>
+      atNow((at) => {
+        let marked = 0
+        for (const claim of claims) {
+          const row = held(claim)
+          if (row === undefined) continue
+          Object.assign(row, { status: "sent", claimedUntil: null, sentAt: at, updatedAt: at })
+          marked++
+        }
+        return marked
+      }),
     markTemporaryFailure: (claim, { maxAttempts, reason, retryAt }) =>
       atNow((at) => {
         const row = held(claim)

@@ -300,6 +300,19 @@ export const makeSqlEmailStore = Effect.gen(function*() {
           Option.isSome
         )),
 
+    markSentMany: (claims) =>
+      claims.length === 0 ? Effect.succeed(0) : Effect.flatMap(now, (at) =>
+        count("markSentMany", sql`
+          WITH marked AS (
+            UPDATE alerts.emails e SET status = 'sent', claimed_until = NULL, sent_at = ${iso(at)}::timestamptz,
+              updated_at = ${iso(at)}::timestamptz
+            FROM jsonb_to_recordset(${JSON.stringify(claims.map(({ attempt, id }) => ({ id, attempt })))}::jsonb)
+              AS claim(id uuid, attempt integer)
+            WHERE e.id = claim.id AND e.status = 'sending' AND e.attempts = claim.attempt
+            RETURNING 1
+          )
+          SELECT count(*) AS count FROM marked`)),
+
     markTemporaryFailure: (claim, { maxAttempts, reason, retryAt }) =>
       Effect.flatMap(now, (at) =>
         Effect.map(
@@ -340,7 +353,8 @@ export const makeSqlEmailStore = Effect.gen(function*() {
           UPDATE alerts.emails e
           SET status = 'pending', attempts = e.attempts - 1, next_attempt_at = ${iso(at)}::timestamptz,
             claimed_until = NULL, updated_at = ${iso(at)}::timestamptz
-          FROM jsonb_to_recordset(${JSON.stringify(claims)}::jsonb) AS claim(id uuid, attempt integer)
+          FROM jsonb_to_recordset(${JSON.stringify(claims.map(({ attempt, id }) => ({ id, attempt })))}::jsonb)
+            AS claim(id uuid, attempt integer)
           WHERE e.id = claim.id AND e.status = 'sending' AND e.attempts = claim.attempt`.pipe(
           Effect.asVoid,
           Effect.mapError(storeError("release"))
@@ -386,7 +400,11 @@ export const makeSqlEmailStore = Effect.gen(function*() {
                 WHERE status IN ('sent', 'failed') AND created_at < ${deleteBefore}::timestamptz
                 LIMIT ${PRUNE_BATCH}
               )
-              RETURNING 1
+              RETURNING id
+            ),
+            -- no foreign key deletes them (fan-out writes faster without one)
+            unlinked AS (
+              DELETE FROM alerts.email_subscriptions es USING gone WHERE es.email_id = gone.id
             )
             SELECT count(*) AS count FROM gone`)
           deleted += batch
