@@ -24,10 +24,11 @@ import { alertsCallerBootstrap, alertsFetch } from "./alertsCaller"
 
 const SUBSCRIBERS = 100_000
 /**
- * Emails handed to the provider whose `sent` mark is not yet written, at most: the delivery worker's concurrency (the
- * server sets no other). Only these can be sent again after a kill -9.
+ * Emails handed to the provider whose `sent` mark is not yet written, at most: those in flight (the delivery
+ * concurrency) and those sent and waiting to be marked together (`sentFlushSize`); the server sets no other. Only
+ * these can be sent again after a kill -9.
  */
-const IN_FLIGHT_AT_MOST = defaultDeliverySettings.concurrency
+const IN_FLIGHT_AT_MOST = defaultDeliverySettings.concurrency + defaultDeliverySettings.sentFlushSize
 
 const NOTIFY_API_KEY = "fanout-test-26b5a3a0-3c8e-4a8a-9a53-7f3a4c1d2e10-9b0c7d1e-2f3a-4b5c-8d6e-7f8091a2b3c4"
 const NOTIFY_TEMPLATE_ID = "0f5c7e2a-1b3d-4c6e-8f9a-0b1c2d3e4f50"

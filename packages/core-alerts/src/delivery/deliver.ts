@@ -115,8 +115,10 @@ export const runDeliveryWorker = (
     /**
      * Sends a batch on `concurrency` lanes (fibers that each take the next email). The emails the provider took are
      * marked sent together by one recorder fiber, when `sentFlushSize` of them wait or every `sentFlushInterval`, and
-     * once more at the end of the batch; failures are settled email by email. When interrupted, what was sent is
-     * marked (one try) and the emails not settled go back to pending.
+     * once more at the end of the batch; failures are settled email by email. A lane waits before it sends while
+     * `concurrency + sentFlushSize` emails are in flight or not yet marked, so that a crash can have the provider
+     * send no more than that many again, however slow the marking. When interrupted, what was sent is marked (one try)
+     * and the emails not settled go back to pending.
      */
     const deliverBatch = (claimed: ReadonlyArray<ClaimedEmail>, claimedAt: number) =>
       Effect.gen(function*() {
@@ -136,6 +138,8 @@ export const runDeliveryWorker = (
           })
         /** true: the lanes are done, flush and stop; false: enough are waiting, flush now. */
         const wake = yield* Queue.sliding<boolean>(1)
+        /** A permit per email handed to the provider, given back once it is marked or settled. */
+        const unrecorded = yield* Effect.makeSemaphore(settings.concurrency + settings.sentFlushSize)
 
         const flush = Effect.uninterruptibleMask((restore) =>
           Effect.suspend(() => {
@@ -144,7 +148,7 @@ export const runDeliveryWorker = (
             return Effect.zipRight(
               recordOutcome(`${taken.length} sent email(s)`, emails.markSentMany(taken), claimedUntil, restore),
               forget(taken)
-            )
+            ).pipe(Effect.ensuring(unrecorded.release(taken.length)))
           })
         )
         const recorder = Effect.gen(function*() {
@@ -159,11 +163,11 @@ export const runDeliveryWorker = (
 
         const deliver = (email: ClaimedEmail) =>
           Effect.uninterruptibleMask((restore) =>
-            restore(sendWithinLease(email, sendBefore)).pipe(
+            restore(Effect.zipRight(unrecorded.take(1), sendWithinLease(email, sendBefore))).pipe(
               Effect.exit,
               Effect.flatMap((exit) => {
                 if (Exit.isSuccess(exit)) {
-                  if (!exit.value) return forget([email])
+                  if (!exit.value) return Effect.zipRight(forget([email]), unrecorded.release(1))
                   sent.push(email)
                   return sent.length >= settings.sentFlushSize ? Queue.offer(wake, false) : Effect.void
                 }
@@ -172,7 +176,7 @@ export const runDeliveryWorker = (
                 return Effect.zipRight(
                   recordOutcome(`email ${email.id}`, settle(email, exit.cause), claimedUntil, restore),
                   forget([email])
-                )
+                ).pipe(Effect.ensuring(unrecorded.release(1)))
               })
             )
           )
