@@ -104,13 +104,6 @@ export const runDeliveryWorker = (
         )
       )
 
-    /**
-     * Sends unless half the lease is gone (false): the email is then left to be claimed again when its lease runs out,
-     * so that a slow batch never sends what another worker may have claimed.
-     */
-    const sendWithinLease = (email: ClaimedEmail, sendBefore: number) =>
-      Effect.flatMap(limiter.takeBefore(sendBefore), (inTime) =>
-        inTime ? Effect.as(provider.send(outgoingEmail(email, settings)), true) : Effect.succeed(false))
 
     /**
      * Sends a batch on `concurrency` lanes (fibers that each take the next email). The emails the provider took are
@@ -161,24 +154,29 @@ export const runDeliveryWorker = (
           }
         })
 
+        /**
+         * Sends unless half the lease is gone: the email is then left to be claimed again when its lease runs out, so
+         * that a slow batch never sends what another worker may have claimed. Only the waits before the send can be
+         * interrupted (the batch then hands the email back): a send once started finishes, bounded by the provider's
+         * timeouts, since the provider may take an email whose send was abandoned, which would then go out twice.
+         */
         const deliver = (email: ClaimedEmail) =>
           Effect.uninterruptibleMask((restore) =>
-            restore(Effect.zipRight(unrecorded.take(1), sendWithinLease(email, sendBefore))).pipe(
-              Effect.exit,
-              Effect.flatMap((exit) => {
-                if (Exit.isSuccess(exit)) {
-                  if (!exit.value) return Effect.zipRight(forget([email]), unrecorded.release(1))
-                  sent.push(email)
-                  return sent.length >= settings.sentFlushSize ? Queue.offer(wake, false) : Effect.void
-                }
-                // interrupted: the batch hands it back
-                if (Cause.isInterruptedOnly(exit.cause)) return Effect.void
-                return Effect.zipRight(
-                  recordOutcome(`email ${email.id}`, settle(email, exit.cause), claimedUntil, restore),
-                  forget([email])
-                ).pipe(Effect.ensuring(unrecorded.release(1)))
-              })
-            )
+            Effect.gen(function*() {
+              const admitted = yield* Effect.exit(restore(Effect.zipRight(unrecorded.take(1), limiter.takeBefore(sendBefore))))
+              if (Exit.isFailure(admitted)) return
+              if (!admitted.value) return yield* Effect.zipRight(forget([email]), unrecorded.release(1))
+              const exit = yield* Effect.exit(provider.send(outgoingEmail(email, settings)))
+              if (Exit.isSuccess(exit)) {
+                sent.push(email)
+                if (sent.length >= settings.sentFlushSize) yield* Queue.offer(wake, false)
+                return
+              }
+              yield* Effect.zipRight(
+                recordOutcome(`email ${email.id}`, settle(email, exit.cause), claimedUntil, restore),
+                forget([email])
+              ).pipe(Effect.ensuring(unrecorded.release(1)))
+            })
           )
         let next = 0
         const lane = Effect.whileLoop({
@@ -188,14 +186,17 @@ export const runDeliveryWorker = (
         })
 
         const recording = yield* Effect.fork(recorder)
-        yield* Effect.all(
+        const lanes = yield* Effect.forEach(
           Array.from({ length: Math.max(1, Math.min(settings.concurrency, claimed.length)) }, () => lane),
-          { concurrency: "unbounded", discard: true }
-        ).pipe(
+          Effect.fork
+        )
+        yield* Fiber.joinAll(lanes).pipe(
           Effect.zipRight(Queue.offer(wake, true)),
           Effect.zipRight(Fiber.join(recording)),
+          // the lanes' sends in progress finish before what was sent is marked and the rest handed back
           Effect.onInterrupt(() =>
-            Fiber.interrupt(recording).pipe(
+            Fiber.interruptAll(lanes).pipe(
+              Effect.zipRight(Fiber.interrupt(recording)),
               Effect.zipRight(Effect.suspend(() => {
                 const taken = takeSent()
                 return taken.length === 0 ? Effect.void : Effect.zipRight(emails.markSentMany(taken), forget(taken))

@@ -11,14 +11,21 @@ export interface Attempt {
 
 /**
  * A provider double: it delivers everything except what `script` says for an address (each entry used once, in order:
- * a failure, or "hang" to never answer), and records every attempt with its clock time.
+ * a failure, "hang" to never answer, or "slow" to deliver after 5 seconds of the clock), and records every attempt
+ * with its clock time (a slow one when it is delivered).
  */
-export const makeScriptedProvider = (script: Record<string, ReadonlyArray<DeliveryFailure | "hang">> = {}) => {
+export const makeScriptedProvider = (script: Record<string, ReadonlyArray<DeliveryFailure | "hang" | "slow">> = {}) => {
   const attempts: Array<Attempt> = []
+  let started = 0
   const remaining = new Map(Object.entries(script).map(([address, steps]) => [address, [...steps]]))
   const send = (email: OutgoingEmail) =>
     Effect.flatMap(Clock.currentTimeMillis, (at): Effect.Effect<void, DeliveryFailure> => {
+      started += 1
       const step = remaining.get(email.address)?.shift()
+      if (step === "slow") {
+        return Effect.flatMap(Effect.zipRight(Effect.sleep("5 seconds"), Clock.currentTimeMillis), (deliveredAt) =>
+          Effect.sync(() => void attempts.push({ email, at: deliveredAt, outcome: "delivered" })))
+      }
       if (step === undefined) {
         attempts.push({ email, at, outcome: "delivered" })
         return Effect.void
@@ -32,6 +39,8 @@ export const makeScriptedProvider = (script: Record<string, ReadonlyArray<Delive
     })
   return {
     attempts,
+    /** Sends begun, finished or not. */
+    started: () => started,
     delivered: () => attempts.filter((attempt) => attempt.outcome === "delivered"),
     layer: Layer.succeed(EmailProvider, { name: "scripted", send })
   }
