@@ -104,14 +104,13 @@ export const runDeliveryWorker = (
         )
       )
 
-
     /**
      * Sends a batch on `concurrency` lanes (fibers that each take the next email). The emails the provider took are
      * marked sent together by one recorder fiber, when `sentFlushSize` of them wait or every `sentFlushInterval`, and
      * once more at the end of the batch; failures are settled email by email. A lane waits before it sends while
      * `concurrency + sentFlushSize` emails are in flight or not yet marked, so that a crash can have the provider
-     * send no more than that many again, however slow the marking. When interrupted, what was sent is marked (one try)
-     * and the emails not settled go back to pending.
+     * send no more than that many again, however slow the marking. When interrupted, sends in progress finish, what
+     * was sent is marked (one try) and the emails not settled go back to pending.
      */
     const deliverBatch = (claimed: ReadonlyArray<ClaimedEmail>, claimedAt: number) =>
       Effect.gen(function*() {
