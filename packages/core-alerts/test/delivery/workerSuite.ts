@@ -286,6 +286,25 @@ export const workerSuite = (name: string, backend: () => Layer.Layer<EmailStore 
       expect(Option.getOrThrow(yield* emails.email(quick))).toMatchObject({ status: "sent", attempts: 1 })
     }))
 
+    test("while sent emails cannot be marked, a worker sends no more than concurrency + sentFlushSize of them", Effect.gen(function*() {
+      const emails = yield* EmailStore
+      const provider = makeScriptedProvider()
+      for (let n = 0; n < 12; n++) yield* singleEmail(`reader-${n}@example.com`)
+      const small = { ...settings, concurrency: 2, sentFlushSize: 3, batchSize: 12 }
+      // the database refuses the marks (it is away): each of these emails would be sent again after a crash
+      const stuck = { ...emails, markSentMany: () => Effect.fail(new StoreError({ message: "the database is away" })) }
+      const worker = yield* Effect.fork(
+        runDeliveryWorker(small).pipe(Effect.provide(provider.layer), Effect.provideService(EmailStore, stuck))
+      )
+      yield* waitFor("the bound to be reached", () => provider.delivered().length === 5)
+      for (let flushes = 0; flushes < 5; flushes++) {
+        yield* TestClock.adjust(small.sentFlushInterval)
+        yield* letWorkRun
+      }
+      expect(provider.delivered()).toHaveLength(5)
+      yield* Fiber.interrupt(worker)
+    }))
+
     test("fan-out wakes an idle delivery worker: its emails go out without waiting for the next poll", Effect.gen(function*() {
       const alerts = yield* AlertsStore
       yield* twoListsAndThreeSubscribers
