@@ -17,6 +17,8 @@ export const FleetStats = Schema.Struct({
   headRequests: Schema.Int,
   /** Requests for a path the plan does not have, or on another host than the link's. */
   unexpected: Schema.Int,
+  /** Requests for a planned path of a host that had been requested already since the reset. */
+  repeated: Schema.Int,
   inFlight: Schema.Int,
   /** The most requests in progress at once on all hosts together. */
   peakInFlight: Schema.Int,
@@ -24,6 +26,8 @@ export const FleetStats = Schema.Struct({
   firstRequestAt: Schema.NullOr(Schema.Number),
   lastResponseAt: Schema.NullOr(Schema.Number),
   /** Per host, the most requests in progress at once. */
-  peakPerHost: Schema.Array(Schema.Int)
+  peakPerHost: Schema.Array(Schema.Int),
+  /** Per host, the requests it received. */
+  requestsPerHost: Schema.Array(Schema.Int)
 })
 export type FleetStats = typeof FleetStats.Type
