@@ -7,7 +7,7 @@ import { freshDatabase } from "../freshDatabase"
 import { type BackendsCpu, backendsCpu, backendsCpuSince } from "./databaseCpu"
 import type { Fleet } from "./fleet"
 import type { FleetStats } from "./fleetProtocol"
-import { hopCount, inOrderIdealMs, type Limits, linkUri, lowerBoundMs, type PlannedLink } from "./linkPlan"
+import { hopCount, inOrderIdealMs, type Limits, linkUri, lowerBoundMs, type PlannedLink, plannedLatencyMs } from "./linkPlan"
 import { observe } from "./observe"
 import { peakRssBytes, processCpuMs, resetPeakRss, rssBytes } from "./procfs"
 import type { ArrivedWebhook, Receiver } from "./receiver"
@@ -204,6 +204,7 @@ export const civicstackIdentity = (
     batches: input.batches.length,
     links: allLinks.length,
     lowerBoundMs: lowerBoundMs(allLinks, input.limits),
-    inOrderIdealMs: inOrderIdealMs(allLinks, input.limits)
+    inOrderIdealMs: inOrderIdealMs(allLinks, input.limits),
+    plannedLatencyMs: plannedLatencyMs(allLinks)
   }
 }

@@ -20,6 +20,8 @@ export const FleetStats = Schema.Struct({
   /** Requests for a planned path of a host that had been requested already since the reset. */
   repeated: Schema.Int,
   inFlight: Schema.Int,
+  /** The integral of the requests in progress over time since the reset, in request-milliseconds. */
+  inFlightArea: Schema.Number,
   /** The most requests in progress at once on all hosts together. */
   peakInFlight: Schema.Int,
   /** When the first request arrived and the last response was sent, in epoch milliseconds; null before any. */

@@ -120,6 +120,14 @@ export const serveFleet = (
     const requestsByHost = new Int32Array(hosts)
     const requestsByRoute = new Uint8Array(routeCount)
     let repeated = 0
+    /** The integral of `inFlight` over time since the reset, in request-milliseconds, and when it was last added to. */
+    let inFlightArea = 0
+    let inFlightSince = performance.now()
+    const accountInFlight = () => {
+      const at = performance.now()
+      inFlightArea += inFlight * (at - inFlightSince)
+      inFlightSince = at
+    }
     let inFlight = 0
     let peakInFlight = 0
     let firstRequestAt: number | null = null
@@ -135,10 +143,12 @@ export const serveFleet = (
       if (request.method === "HEAD") headRequests += 1
       inFlightByHost[host] = (inFlightByHost[host] ?? 0) + 1
       peakByHost[host] = Math.max(peakByHost[host] ?? 0, inFlightByHost[host] ?? 0)
+      accountInFlight()
       inFlight += 1
       peakInFlight = Math.max(peakInFlight, inFlight)
       response.once("close", () => {
         inFlightByHost[host] = (inFlightByHost[host] ?? 1) - 1
+        accountInFlight()
         inFlight -= 1
         lastResponseAt = Date.now()
       })
@@ -166,6 +176,7 @@ export const serveFleet = (
         unexpected,
         repeated,
         inFlight,
+        inFlightArea: (accountInFlight(), inFlightArea),
         peakInFlight,
         firstRequestAt,
         lastResponseAt,
@@ -177,6 +188,8 @@ export const serveFleet = (
         headRequests = 0
         unexpected = 0
         repeated = 0
+        accountInFlight()
+        inFlightArea = 0
         requestsByHost.fill(0)
         requestsByRoute.fill(0)
         peakByHost.set(inFlightByHost)

@@ -124,6 +124,10 @@ export const lowerBoundMs = (links: ReadonlyArray<PlannedLink>, limits: Limits):
   return Math.max(total / limits.global, busiestHost / limits.perHost, longest)
 }
 
+/** The sum of the links' planned latencies. */
+export const plannedLatencyMs = (links: ReadonlyArray<PlannedLink>) =>
+  links.reduce((sum, link) => sum + linkDurationMs(link), 0)
+
 export const countOfKind = (links: ReadonlyArray<PlannedLink>, kind: LinkKind) =>
   links.filter((link) => link.kind === kind).length
 

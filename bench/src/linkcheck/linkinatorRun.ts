@@ -5,7 +5,7 @@ import { failWith } from "../benchError"
 import { followOutput, unlessExited } from "./childOutput"
 import type { Fleet } from "./fleet"
 import { LinkinatorOutcome, linkinatorReadyLine, linkinatorResultPrefix } from "./linkinatorProtocol"
-import { countOfKind, hopCount, inOrderIdealMs, type Limits, lowerBoundMs, type PlannedLink } from "./linkPlan"
+import { countOfKind, hopCount, inOrderIdealMs, type Limits, lowerBoundMs, type PlannedLink, plannedLatencyMs } from "./linkPlan"
 import { observe } from "./observe"
 import type { Receiver } from "./receiver"
 import { notMeasured, type RunIdentity, type RunResult } from "./runResult"
@@ -94,7 +94,8 @@ export const runLinkinator = (
     batches: 1,
     links: input.links.length,
     lowerBoundMs: lowerBoundMs(input.links, limits),
-    inOrderIdealMs: inOrderIdealMs(input.links, limits)
+    inOrderIdealMs: inOrderIdealMs(input.links, limits),
+    plannedLatencyMs: plannedLatencyMs(input.links)
   }
   return Effect.scoped(measure(input, identity)).pipe(Effect.catchAllCause((cause) => notMeasured(identity, cause)))
 }

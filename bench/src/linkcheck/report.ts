@@ -190,6 +190,14 @@ const run3Table = (results: ReadonlyArray<RunResult>) => {
   ])
 }
 
+/** Requests in progress at the fleet on average, from the first request to the last response. */
+const meanInFlight = (result: Measured) => {
+  const { firstRequestAt, lastResponseAt } = result.fleet
+  return firstRequestAt === null || lastResponseAt === null || lastResponseAt <= firstRequestAt
+    ? Number.NaN
+    : result.fleet.inFlightArea / (lastResponseAt - firstRequestAt)
+}
+
 const detailsTable = (results: ReadonlyArray<RunResult>) => [
   row([
     "run",
@@ -202,6 +210,8 @@ const detailsTable = (results: ReadonlyArray<RunResult>) => [
     "peak RSS in run MB",
     "POST s",
     "fleet peak in flight",
+    "fleet mean in flight",
+    "ideal mean in flight",
     "fleet peak per host",
     "fleet requests",
     "checker CPU %",
@@ -210,7 +220,7 @@ const detailsTable = (results: ReadonlyArray<RunResult>) => [
     "machine busy %",
     "load 1m"
   ]),
-  row(["---:", "---", "---", "---:", ...Array.from({ length: 13 }, () => "---:")]),
+  row(["---:", "---", "---", "---:", ...Array.from({ length: 15 }, () => "---:")]),
   ...results.filter((result): result is Measured => result._tag === "Measured").map((result) =>
     row([
       String(result.run),
@@ -223,6 +233,8 @@ const detailsTable = (results: ReadonlyArray<RunResult>) => [
       fixed(result.runPeakRssBytes / MB, 0),
       result.submitMs === null ? "-" : fixed(result.submitMs / 1000, 2),
       String(result.fleet.peakInFlight),
+      fixed(meanInFlight(result), 0),
+      fixed(result.plannedLatencyMs / result.inOrderIdealMs, 0),
       String(Math.max(0, ...result.fleet.peakPerHost)),
       String(result.fleet.requests),
       fixed((100 * result.cpuMs) / result.wallMs, 0),
@@ -252,8 +264,8 @@ export const renderHeader = (
     "## Link checking",
     "",
     `- Runs 1 and 2: one batch of ${links.length} links on ${Math.min(50, links.length)} loopback hosts (127.0.0.2 ..): ${planSummary(links)}.`,
-    `- Run 3: ${growthSize.batches} batches of ${growthSize.linksPerBatch} distinct links on ${growthSize.hosts} loopback hosts ` +
-    `(127.0.1.1 .. 127.0.1.250, 127.0.2.1 ..), each batch spread evenly over them: ${planSummary(growth.flat())}.`,
+    ...(growth.length === 0 ? [] : [`- Run 3: ${growthSize.batches} batches of ${growthSize.linksPerBatch} distinct links on ${growthSize.hosts} loopback hosts ` +
+    `(127.0.1.1 .. 127.0.1.250, 127.0.2.1 ..), each batch spread evenly over them: ${planSummary(growth.flat())}.`]),
     `- Node ${environment.node}, ${environment.cpus} CPUs, PostgreSQL ${environment.postgres}. The fleet, the reference server and linkinator each run in a process of their own.`,
     ""
   ].join("\n")
@@ -288,6 +300,7 @@ export const renderFooter = (results: ReadonlyArray<RunResult>): string =>
     "- CPU per 1000 links: user + system CPU time over the run, per 1000 links, of the reference server's process (or linkinator's), and of the PostgreSQL backends serving the run's database; on PGlite the database runs inside the server's process, so its CPU is in the server's. CPU per link ÷ linkinator's: the server's alone, the database excluded.",
     "- to first request: from the first POST to the fleet's first request; last response to webhook: from the fleet's last response to the last webhook's arrival; first / last webhook: from the first POST to the first and the last webhook.",
     "- peak RSS: `VmHWM` of the checker's process over its life (start-up included); RSS at run start: `VmRSS` when the wall time starts; peak RSS in run: `VmHWM` from then on (reset through `/proc/<pid>/clear_refs`). MB = 2^20 bytes. Peak RSS ÷ one batch's: the growth run's over that of one batch of the same plan, same backend.",
+    "- fleet mean in flight: the requests the fleet had in progress on average from its first request to its last response; ideal mean in flight: the planned latency of the row's links over the in-order ideal's time, what the ideal keeps in flight on average. Below it, slots stood empty (or requests waited for the checker).",
     "- CPU %: CPU time over the wall time, 100 = one core. machine busy %: all CPUs (100 = every core busy); load 1m at the run's end.",
     `- linkinator: \`check({ path, recurse: false, concurrency: ${linkinatorOptions.concurrency}, timeout: ${linkinatorOptions.timeoutMs} })\`, nothing skipped, no retries; it sends HEAD (a GET after a 404) and has no per-host limit.`,
     "- check: civicstack, for every batch the webhook's signature and batch id, totals (every link, none pending, ok and broken as planned); for the run, at most the global limit in flight at once and the per-host limit on every host, and each planned request received exactly once (none repeated, none unknown, none elsewhere, the planned count); linkinator, one result per link plus the page, ok and broken as planned, the planned count of requests. A target of a run whose check failed is not met."

@@ -23,6 +23,8 @@ export interface RunIdentity {
   readonly lowerBoundMs: number
   /** The in-order ideal of the row's links and limits (`inOrderIdealMs`). */
   readonly inOrderIdealMs: number
+  /** The sum of the planned latencies of the row's links. */
+  readonly plannedLatencyMs: number
 }
 
 /** What the fleet and the machine showed while a checker ran. */
