@@ -58,11 +58,16 @@ const program = Effect.gen(function*() {
 
   const results: Array<RunResult> = []
   /** Ours on each selected backend, or skipped on PostgreSQL when it cannot be reached. */
-  const civicstackRows = (run: RunNumber, limits: Limits, batches: ReadonlyArray<ReadonlyArray<PlannedLink>>) =>
+  const civicstackRows = (
+    run: RunNumber,
+    limits: Limits,
+    batches: ReadonlyArray<ReadonlyArray<PlannedLink>>,
+    only: Backend | undefined = undefined
+  ) =>
     Effect.gen(function*() {
       const rows: Array<RunResult> = []
       for (const [backend, subject] of backends) {
-        if (!subjects.has(subject)) continue
+        if (!subjects.has(subject) || (only !== undefined && backend !== only)) continue
         const input: CivicstackRunInput = { run, backend, limits, batches, fleet, receiver, databaseUrl: settings.databaseUrl }
         yield* Console.error(`--- run ${run}: civicstack on ${backend}, ${batches.length} batch(es), limits ${limitsLabel(limits)}`)
         rows.push(
@@ -73,10 +78,10 @@ const program = Effect.gen(function*() {
       }
       return rows
     })
-  const report = (run: RunNumber, rows: ReadonlyArray<RunResult>) =>
+  const report = (run: RunNumber, rows: ReadonlyArray<RunResult>, backend?: Backend) =>
     Effect.gen(function*() {
       results.push(...rows)
-      yield* Console.log(renderRun(run, rows))
+      yield* Console.log(renderRun(run, rows, backend))
     })
 
   if (runs.has(1)) yield* report(1, yield* civicstackRows(1, defaultLimits, [links]))
@@ -109,11 +114,14 @@ const program = Effect.gen(function*() {
     yield* report(2, rows)
   }
 
+  // one table per backend, each printed once its two rows are done
   if (runs.has(3)) {
-    const rows: Array<RunResult> = []
-    rows.push(...(yield* civicstackRows(3, defaultLimits, growth.slice(0, 1))))
-    if (growth.length > 1) rows.push(...(yield* civicstackRows(3, defaultLimits, growth)))
-    yield* report(3, rows)
+    for (const [backend] of backends) {
+      const rows: Array<RunResult> = []
+      rows.push(...(yield* civicstackRows(3, defaultLimits, growth.slice(0, 1), backend)))
+      if (growth.length > 1) rows.push(...(yield* civicstackRows(3, defaultLimits, growth, backend)))
+      if (rows.length > 0) yield* report(3, rows, backend)
+    }
   }
 
   yield* Console.log(renderFooter(results))
