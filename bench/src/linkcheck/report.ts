@@ -192,6 +192,12 @@ const run3Table = (results: ReadonlyArray<RunResult>) => {
   ])
 }
 
+/** From the fleet's first request to its last response: the checking itself, without the POST and the webhook. */
+const checkingSpanMs = (result: Measured) => {
+  const { firstRequestAt, lastResponseAt } = result.fleet
+  return firstRequestAt === null || lastResponseAt === null ? Number.NaN : lastResponseAt - firstRequestAt
+}
+
 /** Requests in progress at the fleet on average, from the first request to the last response. */
 const meanInFlight = (result: Measured) => {
   const { firstRequestAt, lastResponseAt } = result.fleet
@@ -208,6 +214,8 @@ const detailsTable = (results: ReadonlyArray<RunResult>) => [
     "batches x links",
     "lower bound s",
     "÷ lower bound",
+    "first request to last response s",
+    "its ÷ in-order ideal",
     "RSS at run start MB",
     "peak RSS in run MB",
     "POST s",
@@ -222,7 +230,7 @@ const detailsTable = (results: ReadonlyArray<RunResult>) => [
     "machine busy %",
     "load 1m"
   ]),
-  row(["---:", "---", "---", "---:", ...Array.from({ length: 15 }, () => "---:")]),
+  row(["---:", "---", "---", "---:", ...Array.from({ length: 17 }, () => "---:")]),
   ...results.filter((result): result is Measured => result._tag === "Measured").map((result) =>
     row([
       String(result.run),
@@ -231,6 +239,8 @@ const detailsTable = (results: ReadonlyArray<RunResult>) => [
       `${result.batches} x ${result.links / result.batches}`,
       fixed(result.lowerBoundMs / 1000, 2),
       `${fixed(result.wallMs / result.lowerBoundMs, 2)}x`,
+      fixed(checkingSpanMs(result) / 1000, 2),
+      `${fixed(checkingSpanMs(result) / result.inOrderIdealMs, 2)}x`,
       fixed(result.startRssBytes / MB, 0),
       fixed(result.runPeakRssBytes / MB, 0),
       result.submitMs === null ? "-" : fixed(result.submitMs / 1000, 2),
@@ -302,6 +312,7 @@ export const renderFooter = (results: ReadonlyArray<RunResult>): string =>
     "- CPU per 1000 links: user + system CPU time over the run, per 1000 links, of the reference server's process (or linkinator's), and of the PostgreSQL backends serving the run's database; on PGlite the database runs inside the server's process, so its CPU is in the server's. CPU per link ÷ linkinator's: the server's alone, the database excluded.",
     "- to first request: from the first POST to the fleet's first request; last response to webhook: from the fleet's last response to the last webhook's arrival; first / last webhook: from the first POST to the first and the last webhook.",
     "- peak RSS: `VmHWM` of the checker's process over its life (start-up included); RSS at run start: `VmRSS` when the wall time starts; peak RSS in run: `VmHWM` from then on (reset through `/proc/<pid>/clear_refs`). MB = 2^20 bytes. Peak RSS ÷ one batch's: the growth run's over that of one batch of the same plan, same backend.",
+    "- first request to last response: the fleet's first request to its last response, the checking itself without the POST before it and the webhook after it; its ÷ in-order ideal: that span over the ideal's time (the ideal starts its first link at 0 and ends with its last response).",
     "- fleet mean in flight: the requests the fleet had in progress on average from its first request to its last response; ideal mean in flight: the planned latency of the row's links over the in-order ideal's time, what the ideal keeps in flight on average. Below it, slots stood empty (or requests waited for the checker).",
     "- CPU %: CPU time over the wall time, 100 = one core. machine busy %: all CPUs (100 = every core busy); load 1m at the run's end.",
     `- linkinator: \`check({ path, recurse: false, concurrency: ${linkinatorOptions.concurrency}, timeout: ${linkinatorOptions.timeoutMs} })\`, nothing skipped, no retries; it sends HEAD (a GET after a 404) and has no per-host limit.`,
