@@ -25,7 +25,11 @@ const passed = (result: RunResult): result is Measured => result._tag === "Measu
 
 /** A target's cell: the value, and whether it is met; a run whose check failed meets no target. */
 const judged = (result: Measured, met: boolean, value: string, target: string) =>
-  result.problems.length > 0 ? `${value} (check failed)` : met ? `${value} met` : `**${value} missed** (${target})`
+  result.problems.length > 0
+    ? `**${value} missed** (check failed${met ? "" : `; ${target}`})`
+    : met
+    ? `${value} met`
+    : `**${value} missed** (${target})`
 
 const perThousand = (cpuMs: number | null, links: number) => (cpuMs === null ? null : (1000 * cpuMs) / links)
 
