@@ -170,19 +170,22 @@ export const serveFleet = (
 
     return {
       port,
-      stats: () => ({
-        requests,
-        headRequests,
-        unexpected,
-        repeated,
-        inFlight,
-        inFlightArea: (accountInFlight(), inFlightArea),
-        peakInFlight,
-        firstRequestAt,
-        lastResponseAt,
-        peakPerHost: Array.from(peakByHost),
-        requestsPerHost: Array.from(requestsByHost)
-      }),
+      stats: () => {
+        accountInFlight()
+        return {
+          requests,
+          headRequests,
+          unexpected,
+          repeated,
+          inFlight,
+          inFlightArea,
+          peakInFlight,
+          firstRequestAt,
+          lastResponseAt,
+          peakPerHost: Array.from(peakByHost),
+          requestsPerHost: Array.from(requestsByHost)
+        }
+      },
       reset: () => {
         requests = 0
         headRequests = 0
