@@ -1,31 +1,36 @@
 /**
  * Link checking bench: `npm run bench:linkcheck` (see bench/README.md). A fleet of loopback hosts in a child
- * process serves a seeded mix of links; the reference server checks them all in one batch, on PostgreSQL and on
- * PGlite, under its default limits (run 1) and higher ones beside linkinator (run 2). Progress goes to stderr,
- * the markdown report to stdout.
+ * process serves seeded plans of links; the reference server checks them on PostgreSQL and on PGlite: one batch at
+ * its polite defaults (run 1), one batch beside linkinator at linkinator's own peaks in flight (run 2), and many
+ * batches posted at once at the defaults (run 3). Progress goes to stderr, the markdown report to stdout, each run's
+ * table as soon as the run is over.
  */
 import { FetchHttpClient } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Console, Effect, Either, Layer, Redacted, Schema } from "effect"
+import { Console, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import { availableParallelism } from "node:os"
 import { parseArgs } from "node:util"
-import { runCivicstack } from "./linkcheck/civicstackRun"
+import { civicstackIdentity, type CivicstackRunInput, runCivicstack } from "./linkcheck/civicstackRun"
 import { startFleet } from "./linkcheck/fleet"
 import { runLinkinator } from "./linkcheck/linkinatorRun"
-import { linkUri, lowerBoundMs, makeLinkPlan } from "./linkcheck/linkPlan"
+import { type Limits, linkUri, makeGrowthPlan, makeLinkPlan, type PlannedLink } from "./linkcheck/linkPlan"
 import { startReceiver } from "./linkcheck/receiver"
-import { renderReport } from "./linkcheck/report"
-import type { Backend, RunResult } from "./linkcheck/runResult"
-import { linkinatorOptions, loadSettings, runLimits, Subject } from "./linkcheck/settings"
+import { limitsLabel, renderFooter, renderHeader, renderRun } from "./linkcheck/report"
+import type { Backend, RunNumber, RunResult } from "./linkcheck/runResult"
+import { defaultLimits, linkinatorOptions, loadSettings, RunNumber as RunOption, Subject } from "./linkcheck/settings"
 
-const { values: options } = parseArgs({ options: { only: { type: "string" } }, strict: true })
+const { values: options } = parseArgs({
+  options: { only: { type: "string" }, runs: { type: "string" } },
+  strict: true
+})
 
-const selectedSubjects = Schema.decodeUnknown(Schema.Array(Subject))(
-  options.only?.split(",").map((item) => item.trim()).filter((item) => item.length > 0) ??
-    ["pg", "pglite", "linkinator"]
-)
+const listOption = (text: string | undefined) =>
+  text?.split(",").map((item) => item.trim()).filter((item) => item.length > 0)
+
+const selectedSubjects = Schema.decodeUnknown(Schema.Array(Subject))(listOption(options.only) ?? ["pg", "pglite", "linkinator"])
+const selectedRuns = Schema.decodeUnknown(Schema.Array(RunOption))(listOption(options.runs) ?? ["1", "2", "3"])
 
 /** The server's version, or why it cannot be reached. */
 const postgresVersion = (serverUrl: string): Effect.Effect<Either.Either<string, string>> =>
@@ -37,48 +42,89 @@ const postgresVersion = (serverUrl: string): Effect.Effect<Either.Either<string,
     Effect.map(Either.mapLeft(() => `unreachable at ${serverUrl}`))
   )
 
-const backends: ReadonlyArray<readonly [Backend, Subject]> = [["PostgreSQL", "pg"], ["PGlite", "pglite"]]
+const backends: ReadonlyArray<readonly [Backend, "pg" | "pglite"]> = [["PostgreSQL", "pg"], ["PGlite", "pglite"]]
 
 const program = Effect.gen(function*() {
   const settings = yield* loadSettings
   const subjects = new Set(yield* selectedSubjects)
+  const runs = new Set((yield* selectedRuns).map(Number) as ReadonlyArray<RunNumber>)
   const links = yield* makeLinkPlan(settings.links)
+  const growth = runs.has(3) ? yield* makeGrowthPlan(settings.growth) : []
   const postgres = yield* postgresVersion(settings.databaseUrl)
-  const fleet = yield* startFleet(links.length)
+  const fleet = yield* startFleet(links.length, runs.has(3) ? settings.growth : undefined)
   const receiver = yield* startReceiver(links.map((link) => linkUri(link, fleet.port)))
+  const environment = { node: process.version, cpus: availableParallelism(), postgres: Either.merge(postgres) }
+  yield* Console.log(renderHeader(links, growth, settings.growth, environment))
 
   const results: Array<RunResult> = []
-  for (const run of [1, 2] as const) {
-    const limits = runLimits[run]
-    for (const [backend, subject] of backends) {
-      if (!subjects.has(subject)) continue
-      yield* Console.error(`--- run ${run}: civicstack on ${backend}, limits ${limits.global} / ${limits.perHost}`)
-      results.push(
-        Either.isLeft(postgres) && backend === "PostgreSQL"
-          ? {
-            _tag: "Skipped",
-            run,
-            system: "civicstack",
-            backend,
-            limits,
-            lowerBoundMs: lowerBoundMs(links, limits),
-            reason: `PostgreSQL ${postgres.left}`
-          }
-          : yield* runCivicstack({ run, backend, limits, links, fleet, receiver, databaseUrl: settings.databaseUrl })
-      )
-    }
-    if (run === 2 && subjects.has("linkinator")) {
+  /** Ours on each selected backend, or skipped on PostgreSQL when it cannot be reached. */
+  const civicstackRows = (
+    run: RunNumber,
+    limits: Limits,
+    batches: ReadonlyArray<ReadonlyArray<PlannedLink>>,
+    only: Backend | undefined = undefined
+  ) =>
+    Effect.gen(function*() {
+      const rows: Array<RunResult> = []
+      for (const [backend, subject] of backends) {
+        if (!subjects.has(subject) || (only !== undefined && backend !== only)) continue
+        const input: CivicstackRunInput = { run, backend, limits, batches, fleet, receiver, databaseUrl: settings.databaseUrl }
+        yield* Console.error(`--- run ${run}: civicstack on ${backend}, ${batches.length} batch(es), limits ${limitsLabel(limits)}`)
+        rows.push(
+          Either.isLeft(postgres) && backend === "PostgreSQL"
+            ? { ...civicstackIdentity(input), _tag: "Skipped", reason: `PostgreSQL ${postgres.left}` }
+            : yield* runCivicstack(input)
+        )
+      }
+      return rows
+    })
+  const report = (run: RunNumber, rows: ReadonlyArray<RunResult>, backend?: Backend) =>
+    Effect.gen(function*() {
+      results.push(...rows)
+      yield* Console.log(renderRun(run, rows, backend))
+    })
+
+  if (runs.has(1)) yield* report(1, yield* civicstackRows(1, defaultLimits, [links]))
+
+  if (runs.has(2)) {
+    const rows: Array<RunResult> = []
+    if (subjects.has("linkinator")) {
       yield* Console.error(`--- run 2: linkinator, concurrency ${linkinatorOptions.concurrency}`)
-      results.push(yield* runLinkinator({ ...linkinatorOptions, links, fleet, receiver }))
+      rows.push(yield* runLinkinator({ ...linkinatorOptions, links, fleet, receiver }))
+    }
+    const linkinator = rows[0]
+    const limits = Option.orElse(
+      settings.equalLimits,
+      () =>
+        linkinator?._tag === "Measured"
+          ? Option.some<Limits>({
+            global: Math.max(1, linkinator.fleet.peakInFlight),
+            perHost: Math.max(1, ...linkinator.fleet.peakPerHost)
+          })
+          : Option.none()
+    )
+    if (Option.isSome(limits)) rows.push(...(yield* civicstackRows(2, limits.value, [links])))
+    else {
+      for (const [backend, subject] of backends) {
+        if (!subjects.has(subject)) continue
+        const identity = civicstackIdentity({ run: 2, backend, limits: defaultLimits, batches: [links] })
+        rows.push({ ...identity, _tag: "Skipped", reason: "no linkinator peaks to run at (run linkinator or set BENCH_EQUAL_LIMITS)" })
+      }
+    }
+    yield* report(2, rows)
+  }
+
+  // one table per backend, each printed once its two rows are done
+  if (runs.has(3)) {
+    for (const [backend] of backends) {
+      const rows: Array<RunResult> = []
+      rows.push(...(yield* civicstackRows(3, defaultLimits, growth.slice(0, 1), backend)))
+      if (growth.length > 1) rows.push(...(yield* civicstackRows(3, defaultLimits, growth, backend)))
+      if (rows.length > 0) yield* report(3, rows, backend)
     }
   }
 
-  const environment = {
-    node: process.version,
-    cpus: availableParallelism(),
-    postgres: Either.merge(postgres)
-  }
-  yield* Console.log(renderReport(results, links, environment))
+  yield* Console.log(renderFooter(results))
 })
 
 NodeRuntime.runMain(

@@ -7,26 +7,27 @@ import { freshDatabase } from "../freshDatabase"
 import { type BackendsCpu, backendsCpu, backendsCpuSince } from "./databaseCpu"
 import type { Fleet } from "./fleet"
 import type { FleetStats } from "./fleetProtocol"
-import { hopCount, type Limits, linkUri, lowerBoundMs, type PlannedLink } from "./linkPlan"
+import { hopCount, inOrderIdealMs, type Limits, linkUri, lowerBoundMs, type PlannedLink, plannedLatencyMs } from "./linkPlan"
 import { observe } from "./observe"
 import { peakRssBytes, processCpuMs, resetPeakRss, rssBytes } from "./procfs"
-import type { Receiver } from "./receiver"
+import type { ArrivedWebhook, Receiver } from "./receiver"
 import { type ServerDatabase, startReferenceServer } from "./referenceServer"
-import { type Backend, notMeasured, type RunIdentity, type RunResult } from "./runResult"
+import { type Backend, notMeasured, type RunIdentity, type RunNumber, type RunResult } from "./runResult"
 
 export interface CivicstackRunInput {
-  readonly run: 1 | 2
+  readonly run: RunNumber
   readonly backend: Backend
   readonly limits: Limits
-  readonly links: ReadonlyArray<PlannedLink>
+  /** The batches, all posted at once (in this order); usually one. */
+  readonly batches: ReadonlyArray<ReadonlyArray<PlannedLink>>
   readonly fleet: Fleet
   readonly receiver: Receiver
   /** The PostgreSQL server on which the run gets a fresh database. */
   readonly databaseUrl: string
 }
 
-/** A batch that takes longer than this is given up. */
-const WEBHOOK_TIMEOUT = "10 minutes"
+/** A run whose webhooks have not all come by then is given up. */
+const WEBHOOK_TIMEOUT = "15 minutes"
 
 const serverDatabase = (backend: Backend, databaseUrl: string) =>
   backend === "PostgreSQL"
@@ -37,8 +38,8 @@ const serverDatabase = (backend: Backend, databaseUrl: string) =>
     )
 
 /** The links whose status is not the planned one (broken for a 404, ok for the others), by status and problem. */
-const unplannedStatuses = (input: CivicstackRunInput, report: BatchReport): string | undefined => {
-  const plannedByUri = new Map(input.links.map((link) => [linkUri(link, input.fleet.port), link.kind]))
+const unplannedStatuses = (links: ReadonlyArray<PlannedLink>, port: number, report: BatchReport): string | undefined => {
+  const plannedByUri = new Map(links.map((link) => [linkUri(link, port), link.kind]))
   const unplanned = new Map<string, number>()
   for (const link of report.links) {
     const planned = plannedByUri.get(link.uri) === "notFound" ? "broken" : "ok"
@@ -50,29 +51,42 @@ const unplannedStatuses = (input: CivicstackRunInput, report: BatchReport): stri
   return `not as planned: ${Array.from(unplanned, ([key, count]) => `${count} ${key}`).join(", ")}`
 }
 
-/** Every way the completed batch and the fleet's counts can differ from the plan. */
-const problemsOf = (
-  input: CivicstackRunInput,
-  batchId: number,
-  report: BatchReport,
-  signatureValid: boolean,
-  fleet: FleetStats
-): ReadonlyArray<string> => {
-  const links = input.links.length
+interface PostedBatch {
+  readonly links: ReadonlyArray<PlannedLink>
+  readonly id: number
+  readonly secret: string
+  readonly arrived: ArrivedWebhook
+}
+
+/** Every way one completed batch can differ from its plan; prefixed with the batch's number when there are several. */
+const batchProblems = (batch: PostedBatch, index: number, several: boolean, port: number): ReadonlyArray<string> => {
+  const prefix = several ? `batch ${index + 1}: ` : ""
+  const parsed = parseWebhook(batch.arrived.body)
+  if (Either.isLeft(parsed)) return [`${prefix}webhook not a batch report (${parsed.left.message})`]
+  const report = parsed.right
   const { totals } = report
-  const peak = Math.max(0, ...fleet.peakPerHost)
-  const expectedRequests = hopCount(input.links)
+  const links = batch.links.length
   return [
-    signatureValid ? undefined : "webhook signature invalid",
-    report.id === batchId ? undefined : `webhook for batch ${report.id}, not ${batchId}`,
+    verifyWebhookSignature(batch.arrived.body, batch.arrived.signature, batch.secret) ? undefined : "webhook signature invalid",
+    report.id === batch.id ? undefined : `webhook for batch ${report.id}, not ${batch.id}`,
     report.status === "completed" && totals.pending === 0 ? undefined : `webhook with ${totals.pending} pending`,
-    totals.links === links ? undefined : `${totals.links} links in the webhook, not ${links}`,
-    unplannedStatuses(input, report),
-    peak <= input.limits.perHost ? undefined : `${peak} requests at once on one host, limit ${input.limits.perHost}`,
-    fleet.peakInFlight <= input.limits.global
-      ? undefined
-      : `${fleet.peakInFlight} requests at once on all hosts, limit ${input.limits.global}`,
+    totals.links === links && report.links.length === links ? undefined : `${totals.links} links in the webhook, not ${links}`,
+    unplannedStatuses(batch.links, port, report)
+  ].filter((problem) => problem !== undefined).map((problem) => `${prefix}${problem}`)
+}
+
+/** Every way the fleet's counts can differ from the plan and the limits. */
+const fleetProblems = (links: ReadonlyArray<PlannedLink>, limits: Limits, fleet: FleetStats): ReadonlyArray<string> => {
+  const peak = Math.max(0, ...fleet.peakPerHost)
+  const expectedRequests = hopCount(links)
+  const planHosts = new Set(links.map((link) => link.host))
+  const elsewhere = fleet.requestsPerHost.reduce((sum, requests, host) => (planHosts.has(host) ? sum : sum + requests), 0)
+  return [
+    peak <= limits.perHost ? undefined : `${peak} requests at once on one host, limit ${limits.perHost}`,
+    fleet.peakInFlight <= limits.global ? undefined : `${fleet.peakInFlight} requests at once on all hosts, limit ${limits.global}`,
     fleet.unexpected === 0 ? undefined : `${fleet.unexpected} requests for unknown paths`,
+    fleet.repeated === 0 ? undefined : `${fleet.repeated} planned requests received again`,
+    elsewhere === 0 ? undefined : `${elsewhere} requests to hosts outside the plan`,
     fleet.requests === expectedRequests ? undefined : `fleet received ${fleet.requests} requests, not ${expectedRequests}`
   ].filter((problem) => problem !== undefined)
 }
@@ -81,13 +95,18 @@ const sinceOrNull = (from: number | null, to: number | null) => (from === null |
 
 const measure = (input: CivicstackRunInput, identity: RunIdentity) =>
   Effect.gen(function*() {
+    const allLinks = input.batches.flat()
     const database = yield* serverDatabase(input.backend, input.databaseUrl)
     const server = yield* startReferenceServer(database, input.limits)
-    const label = `run ${input.run}, civicstack on ${input.backend}`
-    const webhook = yield* input.receiver.expectWebhook(`run-${input.run}-${input.backend}`)
-    const secret = crypto.randomUUID()
+    const label = `run ${input.run}, civicstack on ${input.backend}, ${input.batches.length} batch(es)`
     const client = yield* makeLinkcheckClient({ baseUrl: server.url, bearerToken: server.token })
-    const uris = input.links.map((link) => linkUri(link, input.fleet.port))
+    const prepared = yield* Effect.forEach(input.batches, (links, index) =>
+      Effect.map(input.receiver.expectWebhook(`run-${input.run}-${input.backend}-${input.batches.length}-${index + 1}`), (webhook) => ({
+        links,
+        webhook,
+        secret: crypto.randomUUID(),
+        uris: links.map((link) => linkUri(link, input.fleet.port))
+      })))
     const databaseCpu = database._tag === "Postgres"
       ? backendsCpu(database.url, input.databaseUrl)
       : Effect.succeed<BackendsCpu>(new Map())
@@ -100,55 +119,67 @@ const measure = (input: CivicstackRunInput, identity: RunIdentity) =>
     const { observed, value } = yield* observe(
       label,
       input.fleet,
-      hopCount(input.links),
+      hopCount(allLinks),
       Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
-        const created = yield* client.createBatch(uris, {
-          checkedWithin: 0,
-          priority: "high",
-          webhookUri: webhook.url,
-          webhookSecretToken: secret
-        }).pipe(Effect.mapError(failWith("POST /batch failed")))
-        const submittedAt = yield* Clock.currentTimeMillis
-        const arrived = yield* Effect.raceFirst(Deferred.await(webhook.arrival), server.exited).pipe(
+        // every batch at once, as several callers would
+        const posted = yield* Effect.forEach(prepared, (batch) =>
+          client.createBatch(batch.uris, {
+            checkedWithin: 0,
+            priority: "high",
+            webhookUri: batch.webhook.url,
+            webhookSecretToken: batch.secret
+          }).pipe(
+            Effect.mapError(failWith("POST /batch failed")),
+            Effect.zip(Clock.currentTimeMillis),
+            Effect.map(([created, answeredAt]) => ({ ...batch, id: created.id, answeredAt }))
+          ), { concurrency: "unbounded" })
+        const arrived = yield* Effect.raceFirst(
+          Effect.forEach(posted, (batch) => Deferred.await(batch.webhook.arrival), { concurrency: "unbounded" }),
+          server.exited
+        ).pipe(
           Effect.timeoutFail({
             duration: WEBHOOK_TIMEOUT,
-            onTimeout: () => new BenchError({ message: `no webhook within ${WEBHOOK_TIMEOUT}` })
+            onTimeout: () => new BenchError({ message: `not every webhook came within ${WEBHOOK_TIMEOUT}` })
           })
         )
-        return { created, startedAt, submittedAt, arrived }
+        return { startedAt, posted, arrived }
       })
     )
     const cpuMs = (yield* processCpuMs(server.pid)) - cpuBefore
     const databaseCpuMs = database._tag === "Postgres" ? backendsCpuSince(databaseCpuBefore, yield* databaseCpu) : null
     const runPeakRss = yield* peakRssBytes(server.pid)
-    const report = yield* Either.match(parseWebhook(value.arrived.body), {
-      onLeft: (error) => Effect.fail(new BenchError({ message: error.message })),
-      onRight: Effect.succeed
-    })
-    const signatureValid = verifyWebhookSignature(value.arrived.body, value.arrived.signature, secret)
+    const arrivals = value.arrived.map((arrived) => arrived.arrivedAt)
+    const lastArrival = Math.max(...arrivals)
+    const several = input.batches.length > 1
+    const problems = [
+      ...value.posted.flatMap((batch, index) =>
+        batchProblems({ ...batch, arrived: value.arrived[index]! }, index, several, input.fleet.port)),
+      ...fleetProblems(allLinks, input.limits, observed.fleet)
+    ]
     return {
       ...identity,
       ...observed,
       _tag: "Measured" as const,
-      links: input.links.length,
-      wallMs: value.arrived.arrivedAt - value.startedAt,
-      submitMs: value.submittedAt - value.startedAt,
+      wallMs: lastArrival - value.startedAt,
+      submitMs: Math.max(...value.posted.map((batch) => batch.answeredAt)) - value.startedAt,
       toFirstRequestMs: sinceOrNull(value.startedAt, observed.fleet.firstRequestAt),
-      lastResponseToWebhookMs: sinceOrNull(observed.fleet.lastResponseAt, value.arrived.arrivedAt),
+      lastResponseToWebhookMs: sinceOrNull(observed.fleet.lastResponseAt, lastArrival),
+      firstWebhookMs: Math.min(...arrivals) - value.startedAt,
       peakRssBytes: Math.max(startupPeakRss, runPeakRss),
       startRssBytes: startRss,
       runPeakRssBytes: runPeakRss,
       cpuMs,
       databaseCpuMs,
-      problems: problemsOf(input, value.created.id, report, signatureValid, observed.fleet)
+      problems
     }
   })
 
 /**
  * One run of the reference server: started in a child process on a fresh database with the run's limits, it gets
- * one POST /batch of every link (priority high, checked_within 0, a webhook to the receiver). Wall time is from the
- * POST to the webhook's arrival. Anything that stops the run is reported as not measured.
+ * every batch at once (one POST /batch each: priority high, checked_within 0, a signed webhook to the receiver).
+ * Wall time is from the first POST to the last webhook's arrival. Anything that stops the run is reported as not
+ * measured.
  */
 export const runCivicstack = (
   input: CivicstackRunInput
@@ -157,12 +188,23 @@ export const runCivicstack = (
   never,
   FileSystem.FileSystem | CommandExecutor.CommandExecutor | HttpClient.HttpClient
 > => {
-  const identity: RunIdentity = {
+  const identity = civicstackIdentity(input)
+  return Effect.scoped(measure(input, identity)).pipe(Effect.catchAllCause((cause) => notMeasured(identity, cause)))
+}
+
+export const civicstackIdentity = (
+  input: Pick<CivicstackRunInput, "run" | "backend" | "limits" | "batches">
+): RunIdentity => {
+  const allLinks = input.batches.flat()
+  return {
     run: input.run,
     system: "civicstack",
     backend: input.backend,
     limits: input.limits,
-    lowerBoundMs: lowerBoundMs(input.links, input.limits)
+    batches: input.batches.length,
+    links: allLinks.length,
+    lowerBoundMs: lowerBoundMs(allLinks, input.limits),
+    inOrderIdealMs: inOrderIdealMs(allLinks, input.limits),
+    plannedLatencyMs: plannedLatencyMs(allLinks)
   }
-  return Effect.scoped(measure(input, identity)).pipe(Effect.catchAllCause((cause) => notMeasured(identity, cause)))
 }

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url"
 import { type BenchError, failWith } from "../benchError"
 import { followOutput, unlessExited } from "./childOutput"
 import { FleetReady, fleetReadyPrefix, FleetStats } from "./fleetProtocol"
+import type { GrowthPlanSize } from "./linkPlan"
 
 const fleetEntry = fileURLToPath(new URL("./fleetMain.ts", import.meta.url))
 
@@ -18,12 +19,24 @@ export interface Fleet {
   readonly reset: Effect.Effect<void, BenchError>
 }
 
-/** Starts the fleet's process serving the plan of `links` links, for the life of the scope. */
+/**
+ * Starts the fleet's process serving the one-batch plan of `links` links and the growth plan of `growth` (none when
+ * undefined), for the life of the scope.
+ */
 export const startFleet = (
-  links: number
+  links: number,
+  growth: GrowthPlanSize | undefined
 ): Effect.Effect<Fleet, BenchError, Scope.Scope | CommandExecutor.CommandExecutor | HttpClient.HttpClient> =>
   Effect.gen(function*() {
-    const child = yield* Command.make(process.execPath, ...process.execArgv, fleetEntry, `--links=${links}`).pipe(
+    const child = yield* Command.make(
+      process.execPath,
+      ...process.execArgv,
+      fleetEntry,
+      `--links=${links}`,
+      `--growth-batches=${growth?.batches ?? 0}`,
+      `--growth-links=${growth?.linksPerBatch ?? 0}`,
+      `--growth-hosts=${growth?.hosts ?? 0}`
+    ).pipe(
       Command.start,
       Effect.mapError(failWith("cannot start the fleet's process"))
     )

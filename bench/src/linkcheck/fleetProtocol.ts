@@ -17,13 +17,19 @@ export const FleetStats = Schema.Struct({
   headRequests: Schema.Int,
   /** Requests for a path the plan does not have, or on another host than the link's. */
   unexpected: Schema.Int,
+  /** Requests for a planned path of a host that had been requested already since the reset. */
+  repeated: Schema.Int,
   inFlight: Schema.Int,
+  /** The integral of the requests in progress over time since the reset, in request-milliseconds. */
+  inFlightArea: Schema.Number,
   /** The most requests in progress at once on all hosts together. */
   peakInFlight: Schema.Int,
   /** When the first request arrived and the last response was sent, in epoch milliseconds; null before any. */
   firstRequestAt: Schema.NullOr(Schema.Number),
   lastResponseAt: Schema.NullOr(Schema.Number),
   /** Per host, the most requests in progress at once. */
-  peakPerHost: Schema.Array(Schema.Int)
+  peakPerHost: Schema.Array(Schema.Int),
+  /** Per host, the requests it received. */
+  requestsPerHost: Schema.Array(Schema.Int)
 })
 export type FleetStats = typeof FleetStats.Type

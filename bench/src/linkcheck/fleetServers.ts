@@ -3,11 +3,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net"
 import { BenchError } from "../benchError"
 import type { FleetStats } from "./fleetProtocol"
-import { FLEET_HOSTS, hostAddress, linkPath, type PlannedLink, redirectTargetPath } from "./linkPlan"
+import { hostAddress, linkPath, type PlannedLink, redirectTargetPath } from "./linkPlan"
 
-/** What one path of the fleet answers, after `latencyMs`. */
+/** What one path of one fleet host answers, after `latencyMs`. */
 interface Route {
-  readonly host: number
+  /** Position among all routes, for counting each one's requests. */
+  readonly index: number
   readonly latencyMs: number
   readonly status: 200 | 301 | 404
   readonly location?: string
@@ -17,19 +18,22 @@ interface Route {
 /** HTTP keep-alive is on by default; idle connections stay open this long, as on common web servers. */
 const KEEP_ALIVE_TIMEOUT_MS = 30_000
 
-const routesOf = (links: ReadonlyArray<PlannedLink>): ReadonlyMap<string, Route> => {
-  const routes = new Map<string, Route>()
+/** Per host, its routes by path. */
+const routesOf = (links: ReadonlyArray<PlannedLink>, hosts: number) => {
+  const routes = Array.from({ length: hosts }, () => new Map<string, Route>())
+  let index = 0
   for (const link of links) {
     const [first = 0, second = 0] = link.hopLatenciesMs
-    const { host, bodyBytes } = link
+    const { bodyBytes } = link
+    const ofHost = routes[link.host]!
     if (link.kind === "redirect") {
-      routes.set(linkPath(link.id), { host, latencyMs: first, status: 301, location: redirectTargetPath(link.id), bodyBytes: 0 })
-      routes.set(redirectTargetPath(link.id), { host, latencyMs: second, status: 200, bodyBytes })
+      ofHost.set(linkPath(link.id), { index: index++, latencyMs: first, status: 301, location: redirectTargetPath(link.id), bodyBytes: 0 })
+      ofHost.set(redirectTargetPath(link.id), { index: index++, latencyMs: second, status: 200, bodyBytes })
     } else {
-      routes.set(linkPath(link.id), { host, latencyMs: first, status: link.kind === "notFound" ? 404 : 200, bodyBytes })
+      ofHost.set(linkPath(link.id), { index: index++, latencyMs: first, status: link.kind === "notFound" ? 404 : 200, bodyBytes })
     }
   }
-  return routes
+  return { routes, count: index }
 }
 
 const filler = Buffer.from(
@@ -80,9 +84,9 @@ const close = (servers: ReadonlyArray<Server>) =>
  * Listens with one server per host, all on one port: the first host takes a free port and the others the same,
  * trying again with a new port if one of them has it taken.
  */
-const listenOnEveryHost = (makeServer: (host: number) => Server) => {
+const listenOnEveryHost = (hosts: number, makeServer: (host: number) => Server) => {
   const attempt = Effect.suspend(() => {
-    const servers = Array.from({ length: FLEET_HOSTS }, (_, host) => makeServer(host))
+    const servers = Array.from({ length: hosts }, (_, host) => makeServer(host))
     return Effect.gen(function*() {
       const [first, ...others] = servers
       if (first === undefined) return { servers, port: 0 }
@@ -101,15 +105,29 @@ export interface RunningFleet {
 }
 
 /**
- * Serves the planned links on every fleet host with their latencies, keep-alive on, and counts the requests
- * in progress per host. Closed with the scope.
+ * Serves the planned links on `hosts` fleet hosts (from index 0) with their latencies, keep-alive on, and counts the
+ * requests in progress per host and the requests of each route. Closed with the scope.
  */
-export const serveFleet = (links: ReadonlyArray<PlannedLink>): Effect.Effect<RunningFleet, BenchError, Scope.Scope> =>
+export const serveFleet = (
+  links: ReadonlyArray<PlannedLink>,
+  hosts: number
+): Effect.Effect<RunningFleet, BenchError, Scope.Scope> =>
   Effect.gen(function*() {
-    const routes = routesOf(links)
+    const { count: routeCount, routes } = routesOf(links, hosts)
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
-    const inFlightByHost = new Int32Array(FLEET_HOSTS)
-    const peakByHost = new Int32Array(FLEET_HOSTS)
+    const inFlightByHost = new Int32Array(hosts)
+    const peakByHost = new Int32Array(hosts)
+    const requestsByHost = new Int32Array(hosts)
+    const requestsByRoute = new Uint8Array(routeCount)
+    let repeated = 0
+    /** The integral of `inFlight` over time since the reset, in request-milliseconds, and when it was last added to. */
+    let inFlightArea = 0
+    let inFlightSince = performance.now()
+    const accountInFlight = () => {
+      const at = performance.now()
+      inFlightArea += inFlight * (at - inFlightSince)
+      inFlightSince = at
+    }
     let inFlight = 0
     let peakInFlight = 0
     let firstRequestAt: number | null = null
@@ -120,26 +138,31 @@ export const serveFleet = (links: ReadonlyArray<PlannedLink>): Effect.Effect<Run
 
     const handle = (host: number) => (request: IncomingMessage, response: ServerResponse) => {
       requests += 1
+      requestsByHost[host] = (requestsByHost[host] ?? 0) + 1
       firstRequestAt ??= Date.now()
       if (request.method === "HEAD") headRequests += 1
       inFlightByHost[host] = (inFlightByHost[host] ?? 0) + 1
       peakByHost[host] = Math.max(peakByHost[host] ?? 0, inFlightByHost[host] ?? 0)
+      accountInFlight()
       inFlight += 1
       peakInFlight = Math.max(peakInFlight, inFlight)
       response.once("close", () => {
         inFlightByHost[host] = (inFlightByHost[host] ?? 1) - 1
+        accountInFlight()
         inFlight -= 1
         lastResponseAt = Date.now()
       })
-      const route = routes.get(request.url ?? "")
-      if (route === undefined || route.host !== host) {
+      const route = routes[host]!.get(request.url ?? "")
+      if (route === undefined) {
         unexpected += 1
         return send(response, undefined)
       }
+      if (requestsByRoute[route.index] !== 0) repeated += 1
+      else requestsByRoute[route.index] = 1
       runFork(Effect.delay(Effect.sync(() => send(response, route)), Duration.millis(route.latencyMs)))
     }
 
-    const { port } = yield* listenOnEveryHost((host) => {
+    const { port } = yield* listenOnEveryHost(hosts, (host) => {
       const server = createServer(handle(host))
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
       return server
@@ -147,20 +170,31 @@ export const serveFleet = (links: ReadonlyArray<PlannedLink>): Effect.Effect<Run
 
     return {
       port,
-      stats: () => ({
-        requests,
-        headRequests,
-        unexpected,
-        inFlight,
-        peakInFlight,
-        firstRequestAt,
-        lastResponseAt,
-        peakPerHost: Array.from(peakByHost)
-      }),
+      stats: () => {
+        accountInFlight()
+        return {
+          requests,
+          headRequests,
+          unexpected,
+          repeated,
+          inFlight,
+          inFlightArea,
+          peakInFlight,
+          firstRequestAt,
+          lastResponseAt,
+          peakPerHost: Array.from(peakByHost),
+          requestsPerHost: Array.from(requestsByHost)
+        }
+      },
       reset: () => {
         requests = 0
         headRequests = 0
         unexpected = 0
+        repeated = 0
+        accountInFlight()
+        inFlightArea = 0
+        requestsByHost.fill(0)
+        requestsByRoute.fill(0)
         peakByHost.set(inFlightByHost)
         peakInFlight = inFlight
         firstRequestAt = null

@@ -5,7 +5,7 @@ import { failWith } from "../benchError"
 import { followOutput, unlessExited } from "./childOutput"
 import type { Fleet } from "./fleet"
 import { LinkinatorOutcome, linkinatorReadyLine, linkinatorResultPrefix } from "./linkinatorProtocol"
-import { countOfKind, hopCount, type Limits, lowerBoundMs, type PlannedLink } from "./linkPlan"
+import { countOfKind, hopCount, inOrderIdealMs, type Limits, lowerBoundMs, type PlannedLink, plannedLatencyMs } from "./linkPlan"
 import { observe } from "./observe"
 import type { Receiver } from "./receiver"
 import { notMeasured, type RunIdentity, type RunResult } from "./runResult"
@@ -55,17 +55,20 @@ const measure = (input: LinkinatorRunInput, identity: RunIdentity) =>
       outcome.ok === links + 1 - notFound && outcome.broken === notFound && outcome.skipped === 0
         ? undefined
         : `ok/broken/skipped ${outcome.ok}/${outcome.broken}/${outcome.skipped}, planned ${links + 1 - notFound}/${notFound}/0`,
-      observed.fleet.unexpected === 0 ? undefined : `${observed.fleet.unexpected} requests for unknown paths`
+      observed.fleet.unexpected === 0 ? undefined : `${observed.fleet.unexpected} requests for unknown paths`,
+      observed.fleet.requests === expectedRequests
+        ? undefined
+        : `fleet received ${observed.fleet.requests} requests, not ${expectedRequests}`
     ].filter((problem) => problem !== undefined)
     return {
       ...identity,
       ...observed,
       _tag: "Measured" as const,
-      links,
       wallMs: outcome.elapsedMs,
       submitMs: null,
       toFirstRequestMs: null,
       lastResponseToWebhookMs: null,
+      firstWebhookMs: null,
       peakRssBytes: outcome.peakRssBytes,
       startRssBytes: outcome.startRssBytes,
       runPeakRssBytes: outcome.checkPeakRssBytes,
@@ -88,7 +91,11 @@ export const runLinkinator = (
     system: "linkinator",
     backend: null,
     limits,
-    lowerBoundMs: lowerBoundMs(input.links, limits)
+    batches: 1,
+    links: input.links.length,
+    lowerBoundMs: lowerBoundMs(input.links, limits),
+    inOrderIdealMs: inOrderIdealMs(input.links, limits),
+    plannedLatencyMs: plannedLatencyMs(input.links)
   }
   return Effect.scoped(measure(input, identity)).pipe(Effect.catchAllCause((cause) => notMeasured(identity, cause)))
 }

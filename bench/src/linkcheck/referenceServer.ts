@@ -89,7 +89,8 @@ export const startReferenceServer = (
       PATH: process.env.PATH ?? "",
       HOST: "127.0.0.1",
       PORT: String(port),
-      SERVICES: "linkcheck",
+      // sso applies the bootstrap file (only a copy serving sso does) and checks the API token; linkcheck is measured
+      SERVICES: "sso,linkcheck",
       LOG_LEVEL: "warning",
       SHUTDOWN_GRACE_SECONDS: "5",
       LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true",

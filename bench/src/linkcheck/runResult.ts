@@ -4,14 +4,27 @@ import type { Limits } from "./linkPlan"
 
 export type Backend = "PostgreSQL" | "PGlite"
 
-/** Which run, which checker, under which limits, and the lower bound of those limits. */
+/**
+ * Run 1: one batch at the polite defaults. Run 2: one batch, linkinator and then ours at linkinator's peaks.
+ * Run 3: the growth plan, one batch of it alone and then all its batches posted at once, at the defaults.
+ */
+export type RunNumber = 1 | 2 | 3
+
+/** Which run, which checker, under which limits, and what an ideal scheduler could do under them. */
 export interface RunIdentity {
-  readonly run: 1 | 2
+  readonly run: RunNumber
   readonly system: "civicstack" | "linkinator"
   /** The reference server's database; null for linkinator. */
   readonly backend: Backend | null
   readonly limits: Limits
+  /** Batches posted at once (1 but in the growth run); 1 for linkinator. */
+  readonly batches: number
+  readonly links: number
   readonly lowerBoundMs: number
+  /** The in-order ideal of the row's links and limits (`inOrderIdealMs`). */
+  readonly inOrderIdealMs: number
+  /** The sum of the planned latencies of the row's links. */
+  readonly plannedLatencyMs: number
 }
 
 /** What the fleet and the machine showed while a checker ran. */
@@ -25,13 +38,14 @@ export interface Observed {
 
 export interface Measured extends RunIdentity, Observed {
   readonly _tag: "Measured"
-  readonly links: number
   readonly wallMs: number
-  /** Ours: how long POST /batch took to answer, a part of `wallMs`. */
+  /** Ours: how long the POSTs took to answer (the slowest of them), a part of `wallMs`. */
   readonly submitMs: number | null
-  /** Ours: from the POST to the fleet's first request, and from its last response to the webhook's arrival. */
+  /** Ours: from the first POST to the fleet's first request, and from its last response to the last webhook. */
   readonly toFirstRequestMs: number | null
   readonly lastResponseToWebhookMs: number | null
+  /** Ours: from the first POST to the first webhook's arrival (the last one's is `wallMs`). */
+  readonly firstWebhookMs: number | null
   /** The checker process's peak RSS over its whole life (start-up included). */
   readonly peakRssBytes: number
   /** Its RSS when the run's wall time started. */
@@ -63,7 +77,8 @@ export type RunResult = Measured | NotMeasured | Skipped
 /** A run that stopped: the whole cause goes to stderr, its message to the report. */
 export const notMeasured = (identity: RunIdentity, cause: Cause.Cause<unknown>): Effect.Effect<NotMeasured> => {
   const error = Cause.squash(cause)
-  const message = error instanceof Error ? error.message : String(error)
+  const inner = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : ""
+  const message = error instanceof Error ? `${error.message}${inner}` : String(error)
   return Console.error(Cause.pretty(cause)).pipe(
     Effect.as({ ...identity, _tag: "NotMeasured" as const, reason: message.split("\n")[0] ?? message })
   )
