@@ -2,45 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Option, Schedule } from "effect"
 import { testPool } from "../../../../test-support/postgres"
-import type { Application, User } from "../../src/domain/records"
 import { SsoStore } from "../../src/storage/SsoStore"
 import { layerSqlWith } from "../../src/storage/sql"
 import { createTestDatabase } from "./backends"
+import { anApplication, aUser } from "./suite"
 
 const serverUrl = process.env["TEST_DATABASE_URL"]
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1) + seconds * 1000)
-
-const application: Application = {
-  id: "app-1",
-  name: "Publisher",
-  description: "",
-  homeUri: "https://publisher.example",
-  redirectUris: ["https://publisher.example/callback"],
-  clientIdHash: "client-id-hash-1",
-  clientSecretHash: "client-secret-hash-1",
-  permissions: [],
-  pushUpdates: false,
-  pushFormat: "seed",
-  requirePkce: false,
-  retired: false,
-  createdAt: at(0)
-}
-
-const user: User = {
-  uid: "00000000-0000-4000-8000-000000000001",
-  name: "Ada",
-  email: "ada@example.com",
-  passwordHash: null,
-  isApiUser: false,
-  organisationSlug: null,
-  organisationContentId: null,
-  suspendedAt: null,
-  suspensionReason: null,
-  failedSignIns: 0,
-  lockedUntil: null,
-  createdAt: at(0)
-}
 
 /** Asks `read` until `accept` holds, for at most 5 s: another copy hears a change when the database tells it. */
 const eventually = <A, E>(read: Effect.Effect<A, E>, accept: (value: A) => boolean) =>
@@ -66,7 +35,7 @@ describe.skipIf(serverUrl === undefined)("two copies of the SQL store on one Pos
     first = copy(database.url)
     second = copy(database.url)
     await first.runPromise(Effect.flatMap(SsoStore, (store) =>
-      Effect.zipRight(store.insertApplication(application), store.insertUser(user))))
+      Effect.zipRight(store.insertApplication(anApplication()), store.insertUser(aUser()))))
   })
   afterAll(async () => {
     await first?.dispose()
@@ -93,7 +62,7 @@ describe.skipIf(serverUrl === undefined)("two copies of the SQL store on one Pos
     const clientSeen = (store: SsoStore["Type"]) =>
       Effect.map(store.applicationByClientIdHash("client-id-hash-1"), Option.map((found) => found.retired))
     expect(await second!.runPromise(Effect.flatMap(SsoStore, clientSeen))).toEqual(Option.some(false))
-    await first!.runPromise(Effect.flatMap(SsoStore, (store) => store.updateApplication({ ...application, retired: true })))
+    await first!.runPromise(Effect.flatMap(SsoStore, (store) => store.updateApplication(anApplication({ retired: true }))))
     expect(await second!.runPromise(Effect.flatMap(SsoStore, (store) =>
       eventually(clientSeen(store), (found) => Option.getOrUndefined(found) === true)))).toEqual(Option.some(true))
   })
