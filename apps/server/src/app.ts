@@ -48,18 +48,18 @@ export const databaseWithJobsLayer = (config: ServerConfig) =>
   jobQueueLayer.pipe(Layer.provideMerge(migratedDatabaseLayer(config)))
 
 /**
- * The migrated database and the job queue, with each service this copy runs set up (first-start records, the
- * bootstrap file).
+ * The slots whose setup this copy runs: those it serves and, since the single sign-on's accounts and tokens guard every
+ * other service's API, the single sign-on's too (its first-start records, the bootstrap file) whatever it serves.
  */
+const slotsToPrepare = (config: ServerConfig) =>
+  allSlots(config).filter((slot) => slot.name === "sso" || config.services.includes(slot.name))
+
+/** The migrated database and the job queue, with the setup of `slotsToPrepare` done. */
 const preparedDatabaseLayer = (config: ServerConfig) =>
   Layer.effectDiscard(
     Effect.zipRight(
       config.database._tag === "Pglite" ? endLeasesOfTheLastRun : Effect.void,
-      Effect.forEach(
-        allSlots(config).filter((slot) => config.services.includes(slot.name)),
-        (slot) => slot.prepare,
-        { discard: true }
-      )
+      Effect.forEach(slotsToPrepare(config), (slot) => slot.prepare, { discard: true })
     )
   ).pipe(Layer.provideMerge(databaseWithJobsLayer(config)))
 

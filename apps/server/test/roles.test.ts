@@ -76,6 +76,18 @@ describe("RUN picks what a copy does", () => {
       await server.close()
     }
   })
+
+  it("a copy serving only link checking applies the bootstrap file, so the callers it lists are let in", async () => {
+    const server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: caller.file, SERVICES: "linkcheck" })
+    try {
+      const missing = await linkcheckFetch(`${server.url}/batch/999`)
+      expect(missing.status).toBe(404)
+      expect(await missing.json()).toEqual({ error: "Not Found" })
+      expect((await fetch(`${server.url}/batch/999`)).status).toBe(401)
+    } finally {
+      await server.close()
+    }
+  })
 })
 
 describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("web and worker copies on one PostgreSQL", () => {
