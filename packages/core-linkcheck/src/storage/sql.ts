@@ -291,6 +291,8 @@ const make = Effect.gen(function*() {
    * leaves. Two copies claiming at once therefore contend for the same first checks of a host, and the one that finds
    * them taken (SKIP LOCKED, or rechecked once their claim commits) takes none of that host's others.
    * Hosts are told apart by their hash alone: a collision would only make two hosts share one limit.
+   * The hosts with waiting checks are found by skipping from one host to the next along the waiting checks' index, so
+   * that a claim costs a few probes per host rather than a read of every waiting check.
    */
   const claimChecks = (request: ClaimRequest) => {
     const limit = Math.max(0, Math.floor(request.limit))
@@ -300,7 +302,7 @@ const make = Effect.gen(function*() {
     const perHost = Math.floor(request.perHost)
     const ahead = Math.max(0, Math.floor(request.aheadPerHost))
     return sql`
-      WITH live AS (
+      WITH RECURSIVE live AS (
         SELECT greatest(count(*), 1)::integer AS workers FROM linkcheck.workers
         WHERE heartbeat_at >= ${timestamp(request.workersAliveSince)}::timestamptz
       ),
@@ -308,6 +310,16 @@ const make = Effect.gen(function*() {
         SELECT CASE WHEN workers > 1 THEN 0 ELSE ${ahead}::integer END AS ahead,
           (${perHost}::integer + workers - 1) / workers AS share
         FROM live
+      ),
+      waiting_hosts AS (
+        (SELECT host_hash FROM linkcheck.checks WHERE completed_at IS NULL ORDER BY host_hash LIMIT 1)
+        UNION ALL
+        SELECT (
+          SELECT k.host_hash FROM linkcheck.checks k
+          WHERE k.completed_at IS NULL AND k.host_hash > w.host_hash
+          ORDER BY k.host_hash LIMIT 1
+        )
+        FROM waiting_hosts w WHERE w.host_hash IS NOT NULL
       ),
       held_by_others AS (
         SELECT host_hash, count(*)::integer AS checks FROM linkcheck.checks
@@ -326,10 +338,11 @@ const make = Effect.gen(function*() {
           ) - coalesce(w.checks, 0),
           0
         ) AS allowance
-        FROM (SELECT DISTINCT host_hash FROM linkcheck.checks WHERE completed_at IS NULL) h
+        FROM waiting_hosts h
         CROSS JOIN limits m
         LEFT JOIN held_by_others o ON o.host_hash = h.host_hash
         LEFT JOIN held_by_worker w ON w.host_hash = h.host_hash
+        WHERE h.host_hash IS NOT NULL
       ),
       claimable AS (
         SELECT c.id, c.priority
