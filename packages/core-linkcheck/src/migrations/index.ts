@@ -6,6 +6,7 @@ import {
   trackWorkersAndFinalAttempts
 } from "./createLinkcheckTables"
 import { indexChecksByHashes } from "./indexChecksByHashes"
+import { lightenBatchWrites } from "./lightenBatchWrites"
 
 /** Creates the `linkcheck` schema and brings its tables up to date; safe to run from several copies at once. */
 export const migrate = migrateSchema({
@@ -16,6 +17,7 @@ export const migrate = migrateSchema({
     "2_index_waiting_checks_by_host": indexWaitingChecksByHost,
     "3_index_claimed_checks_by_host": indexClaimedChecksByHost,
     "4_index_checks_by_hashes": indexChecksByHashes,
-    "5_track_workers_and_final_attempts": trackWorkersAndFinalAttempts
+    "5_track_workers_and_final_attempts": trackWorkersAndFinalAttempts,
+    "6_lighten_batch_writes": lightenBatchWrites
   }
 })

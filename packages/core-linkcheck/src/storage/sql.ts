@@ -580,7 +580,9 @@ const make = Effect.gen(function*() {
             SELECT l.batch_id FROM linkcheck.batch_links l JOIN linkcheck.checks c ON c.id = l.check_id
             WHERE c.completed_at < ${cutoff}::timestamptz
           )
-          RETURNING 1
+          RETURNING id
+        ), deleted_links AS (
+          DELETE FROM linkcheck.batch_links WHERE batch_id IN (SELECT id FROM deleted)
         )
         SELECT count(*)::integer AS count FROM deleted
       `)

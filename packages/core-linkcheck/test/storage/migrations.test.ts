@@ -97,6 +97,29 @@ const migrationSuite = (name: string, makeDatabase: () => Layer.Layer<SqlClient,
         const check = yield* store.createCheck({ uri: longUri, priority: "high", now: at(20) })
         expect(yield* store.findCheck(longUri, { since: start, completedOnly: false })).toEqual(Option.some(check))
       }).pipe(Effect.provide(layerSql), Effect.provide(makeDatabase())), 60_000)
+
+    it.effect("without the links' foreign keys, deleting old batches still deletes their links and nothing else", () =>
+      Effect.gen(function*() {
+        yield* migrate
+        const sql = yield* SqlClient
+        const store = yield* LinkcheckStore
+        const newBatch = (uris: ReadonlyArray<string>) =>
+          store.createBatch({ uris, priority: "high", reuseSince: null, webhook: null, now: at(0) })
+        const old = yield* newBatch(["https://links.example/old", "https://links.example/waiting"])
+        const kept = yield* newBatch(["https://links.example/waiting", "https://links.example/kept"])
+        // completed long before the other test's checks, which share the PostgreSQL database
+        yield* sql`UPDATE linkcheck.checks SET completed_at = ${at(-86_400).toISOString()}::timestamptz, status = 'ok'
+          WHERE id = ${old.checks[0]!.id}::bigint`
+        const linksOf = (batchId: number) =>
+          Effect.map(
+            sql<{ count: number }>`SELECT count(*)::integer AS count FROM linkcheck.batch_links WHERE batch_id = ${batchId}`,
+            (rows) => rows[0]!.count
+          )
+
+        expect(yield* store.deleteCompletedBefore(at(-3600))).toEqual({ checks: 1, batches: 1 })
+        expect(yield* linksOf(old.id)).toBe(0)
+        expect(yield* linksOf(kept.id)).toBe(2)
+      }).pipe(Effect.provide(layerSql), Effect.provide(makeDatabase())), 60_000)
   })
 
 migrationSuite("PGlite", () => PgliteClient.layer({}))
