@@ -66,6 +66,7 @@ const WorkloadRow = Schema.Struct({
 })
 
 const IdRow = Schema.Struct({ id: Schema.String })
+const NewCheckRow = Schema.Struct({ id: Schema.String, uri: Schema.String })
 const CountRow = Schema.Struct({ count: Schema.Number })
 
 const CHECK_COLUMNS = `c.id::text AS id, c.uri, c.priority, c.created_at, c.completed_at, c.status, c.errors,
@@ -207,6 +208,7 @@ const make = Effect.gen(function*() {
       WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::bigint)
     `
 
+  /** Only the new ids come back: the rest of each new check is known here, and a batch can add 5000 of them. */
   const insertChecks = (uris: ReadonlyArray<string>, priority: CheckPriority, now: Date) =>
     sql`
       INSERT INTO linkcheck.checks AS c (uri, uri_hash, host, host_hash, priority, created_at)
@@ -214,8 +216,13 @@ const make = Effect.gen(function*() {
         ${timestamp(now)}::timestamptz
       FROM jsonb_to_recordset(${JSON.stringify(uris.map((uri) => ({ uri, host: hostOf(uri) })))}::jsonb)
         AS n(uri text, host text)
-      RETURNING ${checkColumns}
-    `.pipe(Effect.flatMap(decodeRows(CheckRow)), Effect.map((rows) => rows.map(checkRecordOf)))
+      RETURNING c.id::text AS id, c.uri
+    `.pipe(
+      Effect.flatMap(decodeRows(NewCheckRow)),
+      Effect.map((rows) =>
+        rows.map(({ id, uri }): CheckRecord => ({ id, uri, priority, createdAt: now, completedAt: null, result: null }))
+      )
+    )
 
   const insertBatch = (batch: NewBatch, pendingLinks: number, completedAt: Date | null) =>
     sql`
