@@ -13,14 +13,17 @@ export interface ChainCookies {
 }
 
 export const chainCookies = (): ChainCookies => {
-  // `.test`, `.localhost` and other special-use names are allowed: test fleets and intranets use them
-  const jar = new CookieJar(undefined, { rejectPublicSuffixes: true, allowSpecialUseDomain: true })
+  // made at the first Set-Cookie: most chains have none, and asking an empty jar costs as much as asking a full one
+  let jar: CookieJar | undefined
   return {
     store: (setCookieHeaders, url) => {
+      if (setCookieHeaders.length === 0) return
+      // `.test`, `.localhost` and other special-use names are allowed: test fleets and intranets use them
+      jar ??= new CookieJar(undefined, { rejectPublicSuffixes: true, allowSpecialUseDomain: true })
       for (const header of setCookieHeaders) jar.setCookieSync(header, url.href, { ignoreError: true })
     },
     headerFor: (url) => {
-      const header = jar.getCookieStringSync(url.href)
+      const header = jar?.getCookieStringSync(url.href) ?? ""
       return header === "" ? undefined : header
     }
   }
