@@ -79,6 +79,15 @@ export const classifySmtpFailure = (error: unknown): DeliveryFailure => {
 
 const DEFAULT_SEND_TIMEOUT = Duration.seconds(30)
 
+/**
+ * The Message-ID of an email: its row's id at the From address's domain. A message sent again (a copy stopped between
+ * sending it and recording it) carries the same one, so mail systems and readers can recognise the repeat.
+ */
+const messageIdOf = (emailId: string, from: string) => {
+  const domain = /@([^\s<>@]+)>?\s*$/.exec(from)?.[1] ?? "civicstack.invalid"
+  return `<${emailId}@${domain}>`
+}
+
 /** Sends each email as text and HTML through a pool of SMTP connections, closed with the scope. */
 export const makeSmtpProvider = (
   settings: SmtpProviderSettings
@@ -125,6 +134,7 @@ export const makeSmtpProvider = (
             subject: email.subject,
             text,
             html,
+            messageId: messageIdOf(email.id, settings.from),
             headers: { ...unsubscribeHeaders(email.unsubscribeUrl) },
             signal
           }),

@@ -49,6 +49,20 @@ describe("smtp provider", () => {
       expect(parsed.headers.get("content-type")).toMatchObject({ value: "multipart/alternative" })
     }))
 
+  it.scopedLive("the Message-ID is the email's id at the sender's domain, the same when the email is sent again", () =>
+    Effect.gen(function*() {
+      const server = yield* startSmtpServer()
+      const smtp = yield* provider({ url: server.url })
+      yield* smtp.send(email)
+      yield* smtp.send(email)
+      yield* smtp.send({ ...email, id: "another-email" })
+      expect(server.received.map(({ parsed }) => parsed.messageId)).toEqual([
+        "<5b0f4f52-7a0e-4a4f-8d55-6d3c2b1a0f01@example.org>",
+        "<5b0f4f52-7a0e-4a4f-8d55-6d3c2b1a0f01@example.org>",
+        "<another-email@example.org>"
+      ])
+    }))
+
   it.scopedLive("leaves the unsubscribe headers out when there is no unsubscribe link", () =>
     Effect.gen(function*() {
       const server = yield* startSmtpServer()
