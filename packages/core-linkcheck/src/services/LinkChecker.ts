@@ -106,7 +106,11 @@ export const linkCheckerFromParts = Layer.effect(
           webhook: request.webhook ?? null,
           now: at
         })
-        if (batch.completedAt === null) yield* signal.notify
+        if (batch.completedAt === null) {
+          yield* signal.notify
+          // lets the woken workers send their claim before this fiber builds the (up to 5000 links) answer
+          yield* Effect.yieldNow()
+        }
         return { batch: toBatch(batch), completedAtOnce: batch.completedAt !== null }
       })
 
