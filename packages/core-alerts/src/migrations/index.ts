@@ -1,6 +1,7 @@
 import { migrateSchema } from "@civicstack/jobs"
 import { createAlertsTables } from "./createAlertsTables"
 import { createEmailTables } from "./createEmailTables"
+import { subscriptionIdsOnEmails } from "./subscriptionIdsOnEmails"
 import { unlinkEmailSubscriptions } from "./unlinkEmailSubscriptions"
 
 /** Creates the `alerts` schema and brings its tables up to date; safe to run from several copies at once. */
@@ -10,6 +11,7 @@ export const migrate = migrateSchema({
   migrations: {
     "1_create_alerts": createAlertsTables,
     "2_create_emails": createEmailTables,
-    "3_unlink_email_subscriptions": unlinkEmailSubscriptions
+    "3_unlink_email_subscriptions": unlinkEmailSubscriptions,
+    "4_subscription_ids_on_emails": subscriptionIdsOnEmails
   }
 })

@@ -77,6 +77,37 @@ export const emailStoreSuite = (
         expect(created[1]).toMatchObject({ subscriberId: one.subscriber.id, subscriptionIds: [one.subscriptions[0]!.id] })
       }))
 
+      test("a notification that matched one list: an email per immediate subscriber of that list", Effect.gen(function*() {
+        const emails = yield* EmailStore
+        const tax = yield* topicList("Tax [rates]", "tax")
+        const farming = yield* topicList("Farming", "farming")
+        const both = yield* subscriberTo("both@example.com", [farming.id, tax.id])
+        yield* subscriberTo("daily@example.com", [tax.id], "daily")
+        yield* subscriberTo("farmer@example.com", [farming.id])
+        const one = yield* subscriberTo("one@example.com", [tax.id])
+        const notification = yield* recordedNotification
+
+        expect(yield* emails.fanOutChunk(chunk(notification.id))).toBe(2)
+
+        const created = yield* emails.emailsOfNotification(notification.id)
+        const link = (id: string) => unsubscribeLine("Tax [rates]", `${content.unsubscribeUrlPrefix}${id}`)
+        expect(created.map(({ address, body, subscriptionIds }) => ({ address, body, subscriptionIds }))).toEqual([
+          {
+            address: "both@example.com",
+            body: `Rates change in April.\n\n${link(both.subscriptions[1]!.id)}\n\nThe footer.`,
+            subscriptionIds: [both.subscriptions[1]!.id]
+          },
+          {
+            address: "one@example.com",
+            body: `Rates change in April.\n\n${link(one.subscriptions[0]!.id)}\n\nThe footer.`,
+            subscriptionIds: [one.subscriptions[0]!.id]
+          }
+        ])
+        expect(created[0]!.body).toContain("[Unsubscribe from Tax \\[rates\\]](https://example.org/email/unsubscribe/")
+        const [claimed] = yield* emails.claim(1, lease)
+        expect(claimed!.subscriptionIds).toEqual([both.subscriptions[1]!.id])
+      }))
+
       test("reprocessing creates nothing, and chunks reach only their id range", Effect.gen(function*() {
         const emails = yield* EmailStore
         const tax = yield* topicList("Tax", "tax")

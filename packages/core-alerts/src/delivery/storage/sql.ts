@@ -5,7 +5,7 @@ import { Clock, Duration, Effect, Layer, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { Notification } from "../../domain/records"
 import { StoreError } from "../../storage/AlertsStore"
-import type { ClaimedEmail, DigestRun, DigestWindow, StoredEmail } from "../EmailStore"
+import type { ClaimedEmail, DigestRun, DigestWindow, FanOutChunk, ImmediateEmailContent, StoredEmail } from "../EmailStore"
 import { EmailStore } from "../EmailStore"
 import { UNSUBSCRIBE_SEPARATOR } from "./bodyParts"
 
@@ -118,6 +118,7 @@ const toStoredEmail = (row: typeof EmailRow.Type): StoredEmail => ({
 })
 
 const CountRow = Schema.Struct({ count: Count })
+const IdRow = Schema.Struct({ id: Count })
 const DigestRunRow = Schema.Struct({
   id: Schema.String,
   frequency: Schema.Literal("daily", "weekly"),
@@ -170,10 +171,13 @@ export const makeSqlEmailStore = Effect.gen(function*() {
   const count = (operation: string, query: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
     Effect.map(rows(operation, CountRow, query), (found) => found[0]?.count ?? 0)
 
+  /** Emails written before migration 4 have no `subscription_ids` and keep their links in `email_subscriptions`. */
+  const subscriptionIdsOf = `COALESCE(e.subscription_ids, (SELECT string_agg(es.subscription_id::text, ',' ORDER BY es.subscription_id)
+      FROM alerts.email_subscriptions es WHERE es.email_id = e.id)) AS subscription_ids`
+
   const emailColumns = sql.unsafe(`e.id, e.address, e.subject, e.body, e.status, e.attempts, e.next_attempt_at,
     e.failure_reason, e.notification_id, e.subscriber_id, e.digest_run_id, e.created_at, e.sent_at,
-    (SELECT string_agg(es.subscription_id::text, ',' ORDER BY es.subscription_id)
-      FROM alerts.email_subscriptions es WHERE es.email_id = e.id) AS subscription_ids`)
+    ${subscriptionIdsOf}`)
 
   /** Settles a claimed email with `changes`, when the claim still holds it; returns the status it was left in. */
   const settle = (
@@ -191,6 +195,76 @@ export const makeSqlEmailStore = Effect.gen(function*() {
     rows("startDigestRun", DigestRunRow, sql`
       SELECT id, frequency, window_start, window_end, completed_at FROM alerts.digest_runs
       WHERE frequency = ${window.frequency} AND window_end = ${iso(window.end)}::timestamptz`)
+
+  /**
+   * A UUIDv7-style id: `at` in milliseconds in the first 48 bits, version 7, the rest random. The ids of one chunk
+   * land side by side at the end of the primary key instead of at random places all over it, which kept touching
+   * pages of an index larger than the cache (a random id per row made a 600,000-row insert ~28% slower).
+   */
+  const timeOrderedId = (at: Date) =>
+    sql`encode(overlay(uuid_send(gen_random_uuid()) PLACING decode(${
+      Math.max(0, at.getTime()).toString(16).padStart(12, "0").slice(-12)
+    }::text || '70', 'hex') FROM 1 FOR 7), 'hex')::uuid`
+
+  const escapedListTitle = sql.unsafe(`replace(replace(replace(l.title, '\\', '\\\\'), '[', '\\['), ']', '\\]')`)
+  const unsubscribeLine = (content: ImmediateEmailContent) =>
+    sql`'[Unsubscribe from ' || ${escapedListTitle} || '](' || ${content.unsubscribeUrlPrefix}::text || s.id::text || ')'`
+  /** The chunk's active subscribers (ids bounded on both tables, so that each is read by range, not from the start). */
+  const chunkSubscribers = ({ afterSubscriberId, throughSubscriberId }: FanOutChunk) =>
+    sql`JOIN alerts.subscribers subscriber ON subscriber.id = s.subscriber_id
+      WHERE s.ended_at IS NULL AND s.frequency = 'immediately'
+        AND s.subscriber_id > ${afterSubscriberId} AND s.subscriber_id <= ${throughSubscriberId}
+        AND subscriber.id > ${afterSubscriberId} AND subscriber.id <= ${throughSubscriberId}
+        AND subscriber.deactivated_at IS NULL`
+
+  /**
+   * A notification that matched one list: a subscriber has at most one active subscription to it, so each
+   * subscription is one email and nothing needs grouping.
+   */
+  const oneListChunk = (chunk: FanOutChunk, listId: number, at: Date) => {
+    const { content, notificationId } = chunk
+    return sql`
+      WITH inserted AS (
+        INSERT INTO alerts.emails (id, address, subject, body, status, attempts, next_attempt_at, notification_id,
+          subscriber_id, subscription_ids, created_at, updated_at)
+        SELECT ${timeOrderedId(at)}, subscriber.address, ${content.subject}::text,
+          ${content.bodyBefore}::text || ${unsubscribeLine(content)} || ${content.bodyAfter}::text,
+          'pending', 0, ${iso(at)}::timestamptz, ${notificationId}, s.subscriber_id, s.id::text, ${iso(at)}::timestamptz,
+          ${iso(at)}::timestamptz
+        FROM alerts.subscriber_lists l
+        JOIN alerts.subscriptions s ON s.subscriber_list_id = l.id
+        ${chunkSubscribers(chunk)}
+          AND l.id = ${listId}
+        ON CONFLICT DO NOTHING
+        RETURNING 1
+      )
+      SELECT count(*) AS count FROM inserted`
+  }
+
+  /** One email per subscriber, listing each of their subscriptions to the lists the notification matched. */
+  const manyListsChunk = (chunk: FanOutChunk, at: Date) => {
+    const { content, notificationId } = chunk
+    return sql`
+      WITH inserted AS (
+        INSERT INTO alerts.emails (id, address, subject, body, status, attempts, next_attempt_at, notification_id,
+          subscriber_id, subscription_ids, created_at, updated_at)
+        SELECT ${timeOrderedId(at)}, subscriber.address, ${content.subject}::text,
+          ${content.bodyBefore}::text || string_agg(
+            ${unsubscribeLine(content)}, ${UNSUBSCRIBE_SEPARATOR}::text ORDER BY l.title COLLATE "C", s.id
+          ) || ${content.bodyAfter}::text,
+          'pending', 0, ${iso(at)}::timestamptz, ${notificationId}, s.subscriber_id,
+          string_agg(s.id::text, ',' ORDER BY s.id), ${iso(at)}::timestamptz, ${iso(at)}::timestamptz
+        FROM alerts.notification_matches m
+        JOIN alerts.subscriber_lists l ON l.id = m.subscriber_list_id
+        JOIN alerts.subscriptions s ON s.subscriber_list_id = m.subscriber_list_id
+        ${chunkSubscribers(chunk)}
+          AND m.notification_id = ${notificationId}
+        GROUP BY s.subscriber_id, subscriber.address
+        ON CONFLICT DO NOTHING
+        RETURNING 1
+      )
+      SELECT count(*) AS count FROM inserted`
+  }
 
   const store: Service = {
     notification: (id) =>
@@ -211,47 +285,28 @@ export const makeSqlEmailStore = Effect.gen(function*() {
 
     highestSubscriberId: count("highestSubscriberId", sql`SELECT COALESCE(max(id), 0) AS count FROM alerts.subscribers`),
 
-    fanOutChunk: ({ afterSubscriberId, content, notificationId, throughSubscriberId }) =>
-      Effect.flatMap(now, (at) =>
-        count("fanOutChunk", sql`
-          WITH reached AS (
-            SELECT s.subscriber_id, s.id AS subscription_id, l.title
-            FROM alerts.notification_matches m
-            JOIN alerts.subscriptions s ON s.subscriber_list_id = m.subscriber_list_id
-            JOIN alerts.subscriber_lists l ON l.id = m.subscriber_list_id
-            WHERE m.notification_id = ${notificationId} AND s.ended_at IS NULL AND s.frequency = 'immediately'
-              AND s.subscriber_id > ${afterSubscriberId} AND s.subscriber_id <= ${throughSubscriberId}
-          ),
-          inserted AS (
-            INSERT INTO alerts.emails (id, address, subject, body, status, attempts, next_attempt_at, notification_id,
-              subscriber_id, created_at, updated_at)
-            SELECT gen_random_uuid(), subscriber.address, ${content.subject}::text,
-              ${content.bodyBefore}::text || string_agg(
-                '[Unsubscribe from '
-                  || replace(replace(replace(r.title, '\\', '\\\\'), '[', '\\['), ']', '\\]')
-                  || '](' || ${content.unsubscribeUrlPrefix}::text || r.subscription_id::text || ')',
-                ${UNSUBSCRIBE_SEPARATOR}::text ORDER BY r.title COLLATE "C", r.subscription_id
-              ) || ${content.bodyAfter}::text,
-              'pending', 0, ${iso(at)}::timestamptz, ${notificationId}, r.subscriber_id, ${iso(at)}::timestamptz,
-              ${iso(at)}::timestamptz
-            FROM reached r
-            JOIN alerts.subscribers subscriber ON subscriber.id = r.subscriber_id AND subscriber.deactivated_at IS NULL
-            GROUP BY r.subscriber_id, subscriber.address
-            ON CONFLICT DO NOTHING
-            RETURNING id, subscriber_id
-          ),
-          linked AS (
-            INSERT INTO alerts.email_subscriptions (email_id, subscription_id)
-            SELECT inserted.id, r.subscription_id FROM inserted JOIN reached r ON r.subscriber_id = inserted.subscriber_id
-          )
-          SELECT count(*) AS count FROM inserted`)),
+    fanOutChunk: (chunk) =>
+      Effect.flatMap(
+        rows("fanOutChunk", IdRow, sql`
+          SELECT subscriber_list_id AS id FROM alerts.notification_matches WHERE notification_id = ${chunk.notificationId}
+          LIMIT 2`),
+        (lists) =>
+          lists.length === 0
+            ? Effect.succeed(0)
+            : Effect.flatMap(now, (at) =>
+              count(
+                "fanOutChunk",
+                lists.length === 1 ? oneListChunk(chunk, lists[0]!.id, at) : manyListsChunk(chunk, at)
+              ))
+      ),
 
     queueEmail: (email) =>
       Effect.flatMap(now, (at) => {
         const id = randomUUID()
         return sql`
-          INSERT INTO alerts.emails (id, address, subject, body, status, attempts, next_attempt_at, created_at, updated_at)
-          VALUES (${id}, ${email.address}, ${email.subject}, ${email.body}, 'pending', 0, ${iso(at)}::timestamptz,
+          INSERT INTO alerts.emails (id, address, subject, body, status, attempts, next_attempt_at, subscription_ids,
+            created_at, updated_at)
+          VALUES (${id}, ${email.address}, ${email.subject}, ${email.body}, 'pending', 0, ${iso(at)}::timestamptz, '',
             ${iso(at)}::timestamptz, ${iso(at)}::timestamptz)`.pipe(
           Effect.as(id),
           Effect.mapError(storeError("queueEmail"))
@@ -274,9 +329,7 @@ export const makeSqlEmailStore = Effect.gen(function*() {
               FOR UPDATE SKIP LOCKED
             ) due
             WHERE e.id = due.id
-            RETURNING e.id, e.address, e.subject, e.body, e.attempts,
-              (SELECT string_agg(es.subscription_id::text, ',' ORDER BY es.subscription_id)
-                FROM alerts.email_subscriptions es WHERE es.email_id = e.id) AS subscription_ids`),
+            RETURNING e.id, e.address, e.subject, e.body, e.attempts, ${sql.unsafe(subscriptionIdsOf)}`),
           (claimed) =>
             claimed.map((row): ClaimedEmail => ({
               id: row.id,
@@ -402,7 +455,7 @@ export const makeSqlEmailStore = Effect.gen(function*() {
               )
               RETURNING id
             ),
-            -- no foreign key deletes them (fan-out writes faster without one)
+            -- the links of emails written before migration 4 (no foreign key deletes them)
             unlinked AS (
               DELETE FROM alerts.email_subscriptions es USING gone WHERE es.email_id = gone.id
             )
@@ -486,19 +539,15 @@ export const makeSqlEmailStore = Effect.gen(function*() {
           ),
           inserted AS (
             INSERT INTO alerts.emails (id, address, subject, body, status, attempts, next_attempt_at, digest_run_id,
-              subscriber_id, created_at, updated_at)
+              subscriber_id, subscription_ids, created_at, updated_at)
             SELECT gen_random_uuid(), given.address, given.subject, given.body, 'pending', 0, ${iso(at)}::timestamptz,
-              ${runId}, given."subscriberId", ${iso(at)}::timestamptz, ${iso(at)}::timestamptz
+              ${runId}, given."subscriberId",
+              (SELECT COALESCE(string_agg(subscription.id::uuid::text, ',' ORDER BY subscription.id::uuid), '')
+                FROM jsonb_array_elements_text(given."subscriptionIds") AS subscription(id)),
+              ${iso(at)}::timestamptz, ${iso(at)}::timestamptz
             FROM given
             ON CONFLICT DO NOTHING
-            RETURNING id, subscriber_id
-          ),
-          linked AS (
-            INSERT INTO alerts.email_subscriptions (email_id, subscription_id)
-            SELECT inserted.id, subscription.id::uuid
-            FROM inserted
-            JOIN given ON given."subscriberId" = inserted.subscriber_id,
-              jsonb_array_elements_text(given."subscriptionIds") AS subscription(id)
+            RETURNING 1
           )
           SELECT count(*) AS count FROM inserted`)),
 
