@@ -4,6 +4,7 @@ import type { Context } from "effect"
 import { Clock, Deferred, Duration, Effect, FiberRef, Layer, Option, Schedule, Schema, Stream } from "effect"
 import type { ParseError } from "effect/ParseResult"
 import { randomUUID } from "node:crypto"
+import { SIGNIN } from "../domain/permissions"
 import type { AccessToken, Application, Grant, RefreshToken, SsoEvent, User } from "../domain/records"
 import { makeReadMemory, type ReadMemory } from "./readMemory"
 import { AlreadyTaken, SsoStore, StoreError } from "./SsoStore"
@@ -192,7 +193,7 @@ const SigningKeyRow = Schema.Struct({
 const PermissionRow = Schema.Struct({ application_id: Schema.String, names: Names })
 
 /**
- * The joined rows of `tokenHolder` and `refreshTokenHolder` name each table's columns with its own prefix, so that the
+ * The joined rows of `tokenHolder` and `exchangeRefreshToken` name each table's columns with its own prefix, so that the
  * row schemas above decode them.
  */
 const prefixedColumns = (alias: string, part: string, row: { readonly fields: object }) =>
@@ -219,7 +220,12 @@ const HolderRow = Schema.Struct({
 const refreshHolderColumns = [...prefixedColumns("t", "token", RefreshTokenRow), ...prefixedColumns("u", "user", UserRow)]
   .join(", ")
 
-const RefreshHolderRow = Schema.Struct({ token: RefreshTokenRow, user: UserRow, permissions: Schema.NullOr(Names) })
+const RefreshExchangeRow = Schema.Struct({
+  token: RefreshTokenRow,
+  user: UserRow,
+  permissions: Schema.NullOr(Names),
+  exchanged: Schema.Boolean
+})
 const AttemptsRow = Schema.Struct({ count: Schema.Number, oldest: OptionalTimestamp, latest: OptionalTimestamp })
 const CountRow = Schema.Struct({ count: Schema.Number })
 const ApplicationIdRow = Schema.Struct({ application_id: Schema.String })
@@ -583,60 +589,55 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
           SELECT *, false AS first_use FROM sso.refresh_tokens WHERE token_hash = ${hash}`),
         Option.map(toRefreshToken)
       ),
-    refreshTokenHolder: (hash) =>
+    exchangeRefreshToken: ({ accessToken, application, now, refreshToken, tokenHash }) =>
       Effect.map(
-        firstRow("refreshTokenHolder", RefreshHolderRow, Effect.map(
+        firstRow("exchangeRefreshToken", RefreshExchangeRow, Effect.map(
+          // \`may_exchange\` is \`accessProblem\` (domain/access.ts) finding nothing, with the token unused and unrevoked
           sql<Record<string, unknown>>`
-            SELECT ${sql.unsafe(refreshHolderColumns)}, p.names AS permissions
-            FROM sso.refresh_tokens t
-            JOIN sso.users u ON u.uid = t.user_uid
-            LEFT JOIN sso.permissions p ON p.user_uid = t.user_uid AND p.application_id = t.application_id
-            WHERE t.token_hash = ${hash}`,
+            WITH found AS (
+              SELECT ${sql.unsafe(refreshHolderColumns)}, p.names AS permissions,
+                (t.application_id = ${application.id} AND t.used_at IS NULL AND t.revoked_at IS NULL
+                  AND u.suspended_at IS NULL AND ${!application.retired}::boolean
+                  AND COALESCE(p.names @> ${json([SIGNIN])}::jsonb, false)) AS may_exchange
+              FROM sso.refresh_tokens t
+              JOIN sso.users u ON u.uid = t.user_uid
+              LEFT JOIN sso.permissions p ON p.user_uid = t.user_uid AND p.application_id = t.application_id
+              WHERE t.token_hash = ${tokenHash}
+            ), used AS (
+              UPDATE sso.refresh_tokens r SET used_at = ${timestamp(now)}::timestamptz
+              FROM found
+              WHERE r.id = found.token__id AND found.may_exchange AND r.used_at IS NULL
+              RETURNING r.application_id, r.user_uid, r.scopes, r.grant_code_hash, r.chain_id, r.auth_time
+            ), issued_access AS (
+              INSERT INTO sso.access_tokens (id, token_hash, kind, application_id, user_uid, scopes, grant_code_hash,
+                chain_id, created_at, expires_at, revoked_at)
+              SELECT ${accessToken.id}, ${accessToken.tokenHash}, 'oauth', application_id, user_uid, scopes, grant_code_hash,
+                chain_id, ${timestamp(now)}::timestamptz, ${timestamp(accessToken.expiresAt)}::timestamptz, NULL
+              FROM used
+            ), issued_refresh AS (
+              INSERT INTO sso.refresh_tokens (id, token_hash, application_id, user_uid, scopes, grant_code_hash, chain_id,
+                auth_time, created_at, used_at, revoked_at)
+              SELECT ${refreshToken.id}, ${refreshToken.tokenHash}, application_id, user_uid, scopes, grant_code_hash,
+                chain_id, auth_time, ${timestamp(now)}::timestamptz, NULL, NULL
+              FROM used
+            )
+            SELECT found.*, EXISTS (SELECT 1 FROM used) AS exchanged FROM found`,
           (found) =>
             found.map((row) => ({
               token: { ...holderPart(row, "token"), first_use: false },
               user: holderPart(row, "user"),
-              permissions: row.permissions
+              permissions: row.permissions,
+              exchanged: row.exchanged
             }))
         )),
         Option.map((row) => ({
-          refreshToken: toRefreshToken(row.token),
-          user: toUser(row.user),
-          permissions: row.permissions ?? []
+          holder: {
+            refreshToken: toRefreshToken(row.token),
+            user: toUser(row.user),
+            permissions: row.permissions ?? []
+          },
+          exchanged: row.exchanged
         }))
-      ),
-    useRefreshToken: (hash, now, { accessToken, refreshToken }) =>
-      Effect.map(
-        firstRow("useRefreshToken", RefreshTokenRow, sql`
-          WITH used AS (
-            UPDATE sso.refresh_tokens SET used_at = ${timestamp(now)}::timestamptz
-            WHERE token_hash = ${hash} AND used_at IS NULL
-            RETURNING id
-          ), issued_access AS (
-            INSERT INTO sso.access_tokens (id, token_hash, kind, application_id, user_uid, scopes, grant_code_hash,
-              chain_id, created_at, expires_at, revoked_at)
-            SELECT ${accessToken.id}, ${accessToken.tokenHash}, ${accessToken.kind}, ${accessToken.applicationId},
-              ${accessToken.userUid}, ${json(accessToken.scopes)}::jsonb, ${accessToken.grantCodeHash},
-              ${accessToken.chainId}, ${timestamp(accessToken.createdAt)}::timestamptz,
-              ${timestamp(accessToken.expiresAt)}::timestamptz, ${timestamp(accessToken.revokedAt)}::timestamptz
-            FROM used
-            RETURNING 1
-          ), issued_refresh AS (
-            INSERT INTO sso.refresh_tokens (id, token_hash, application_id, user_uid, scopes, grant_code_hash, chain_id,
-              auth_time, created_at, used_at, revoked_at)
-            SELECT ${refreshToken.id}, ${refreshToken.tokenHash}, ${refreshToken.applicationId}, ${refreshToken.userUid},
-              ${json(refreshToken.scopes)}::jsonb, ${refreshToken.grantCodeHash}, ${refreshToken.chainId},
-              ${timestamp(refreshToken.authTime)}::timestamptz, ${timestamp(refreshToken.createdAt)}::timestamptz,
-              ${timestamp(refreshToken.usedAt)}::timestamptz, ${timestamp(refreshToken.revokedAt)}::timestamptz
-            FROM used
-            RETURNING 1
-          )
-          SELECT r.id, r.token_hash, r.application_id, r.user_uid, r.scopes, r.grant_code_hash, r.chain_id, r.auth_time,
-            r.created_at, COALESCE(r.used_at, ${timestamp(now)}::timestamptz) AS used_at, r.revoked_at,
-            (used.id IS NOT NULL) AS first_use
-          FROM sso.refresh_tokens r LEFT JOIN used ON used.id = r.id
-          WHERE r.token_hash = ${hash}`),
-        Option.map((row) => ({ record: toRefreshToken(row), firstUse: row.first_use }))
       ),
     revokeTokens: (selection, now) =>
       Effect.map(
