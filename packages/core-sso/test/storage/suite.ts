@@ -333,6 +333,40 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       expect((yield* refusedWith(other)).holder.refreshToken.revokedAt).toEqual(at(2))
     }))
 
+    test("many simultaneous exchanges: each answers for its own token, replays and refusals included", Effect.gen(function*() {
+      const store = yield* withRefreshToken(["signin"])
+      const tokens = Array.from({ length: 40 }, (_, n) => `refresh-many-${n}`)
+      yield* Effect.forEach(tokens, (tokenHash, n) =>
+        store.insertRefreshToken(refreshToken({ id: `many-${n}`, tokenHash, chainId: `chain-many-${n}`, revokedAt: n % 10 === 9 ? at(1) : null })))
+      const exchangeOf = (tokenHash: string, n: number) => ({
+        ...exchange(n, at(60)),
+        tokenHash,
+        accessToken: { id: `access-of-${n}`, tokenHash: `access-of-${n}`, expiresAt: at(3660) },
+        refreshToken: { id: `refresh-of-${n}`, tokenHash: `refresh-of-${n}` }
+      })
+      // each token twice, and one unknown
+      const requests = [...tokens, ...tokens, "unknown"].map(exchangeOf)
+      const outcomes = yield* Effect.all(requests.map((request) => store.exchangeRefreshToken(request)), {
+        concurrency: "unbounded"
+      })
+      expect(Option.isNone(outcomes[80]!)).toBe(true)
+      for (const [n, tokenHash] of tokens.entries()) {
+        const pair = [outcomes[n]!, outcomes[n + 40]!].map(Option.getOrThrow)
+        expect(pair.map((outcome) => outcome.holder.refreshToken.tokenHash)).toEqual([tokenHash, tokenHash])
+        expect(pair.map((outcome) => outcome.holder.refreshToken.chainId)).toEqual([`chain-many-${n}`, `chain-many-${n}`])
+        const winners = [n, n + 40].filter((_, index) => pair[index]!.exchanged)
+        expect(winners).toHaveLength(n % 10 === 9 ? 0 : 1)
+        for (const index of [n, n + 40]) {
+          const issued = yield* store.refreshTokenByHash(`refresh-of-${index}`)
+          expect(Option.map(issued, (token) => token.chainId)).toEqual(
+            winners.includes(index) ? Option.some(`chain-many-${n}`) : Option.none()
+          )
+          const access = yield* store.accessTokenByHash(`access-of-${index}`)
+          expect(Option.isSome(access)).toBe(winners.includes(index))
+        }
+      }
+    }))
+
     test("two simultaneous exchanges of a refresh token: exactly one exchanges it", Effect.gen(function*() {
       const store = yield* withRefreshToken(["signin"])
       const outcomes = yield* Effect.all([
