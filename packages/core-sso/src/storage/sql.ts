@@ -471,8 +471,9 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
     )
 
   // Under load, one statement serves the grants that arrive while others run: a round trip and a commit for many.
+  // Two at a time left the most CPU to the rest of the request on 2 CPUs (bench/README.md, SSO).
   const exchangeInBatches = yield* makeBatches({
-    maxRunning: 4,
+    maxRunning: 2,
     maxSize: 64,
     keyOf: (exchange: RefreshExchange) => exchange.tokenHash,
     run: exchangeRefreshTokens
