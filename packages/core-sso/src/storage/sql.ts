@@ -429,6 +429,8 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
             JOIN sso.refresh_tokens t ON t.token_hash = i.token_hash
             JOIN sso.users u ON u.uid = t.user_uid
             LEFT JOIN sso.permissions p ON p.user_uid = t.user_uid AND p.application_id = t.application_id
+            -- without it the planner guesses many input rows and reads the whole table instead of its index
+            WHERE t.token_hash = ANY (ARRAY(SELECT token_hash FROM input))
           ), used AS (
             UPDATE sso.refresh_tokens r SET used_at = f.exchange_now
             FROM found f
