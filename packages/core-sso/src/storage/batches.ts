@@ -68,12 +68,18 @@ export const makeBatches = <In, Out, E>(options: {
     })
 
     return (input: In): Effect.Effect<Out, E> =>
-      Effect.flatMap(Deferred.make<Out, E>(), (done) =>
-        Effect.zipRight(
+      Effect.flatMap(Deferred.make<Out, E>(), (done) => {
+        const request = { input, key: options.keyOf(input), done }
+        return Effect.zipRight(
           Effect.suspend(() => {
-            waiting.push({ input, key: options.keyOf(input), done })
+            waiting.push(request)
             return startBatches
           }),
-          Deferred.await(done)
-        ))
+          // a caller that gives up before its batch starts is not run at all
+          Effect.onInterrupt(Deferred.await(done), () =>
+            Effect.sync(() => {
+              waiting = waiting.filter((other) => other !== request)
+            }))
+        )
+      })
   })
