@@ -86,6 +86,9 @@ export const serverLayer = (config: ServerConfig) => {
   return Layer.mergeAll(httpHostLayer(config, config.run.includes("web") ? slots : []), ...workers).pipe(
     Layer.flatMap((running) => Layer.merge(Layer.succeedContext(running), Draining.beginOnShutdown)),
     Layer.provide(Draining.layer),
-    Layer.provideMerge(preparedDatabaseLayer(config))
+    Layer.provideMerge(preparedDatabaseLayer(config)),
+    // No tracer is set up, so the spans that the HTTP stack and the SQL client would make for every request and
+    // statement would be dropped unread.
+    Layer.provide(Layer.setTracerEnabled(false))
   )
 }

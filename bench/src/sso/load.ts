@@ -60,18 +60,27 @@ export const runLoad = async (options: LoadOptions): Promise<LoadResult> => {
   }, (error, result) => settle({ error, result }))
   // `amount` overrides `duration` in autocannon; the time limit still applies.
   const deadline = options.use === "single-use" ? setTimeout(() => instance.stop(), options.seconds * 1000) : undefined
+  // autocannon ends a run at its next one-second sample after the last answer, so a run that used up its pool would
+  // count up to a second it did not work; such a run is timed to its last answer instead
+  const startedAt = performance.now()
+  let lastAnswerAt = startedAt
+  instance.on("response", () => {
+    lastAnswerAt = performance.now()
+  })
   const { error, result } = await finished
   clearTimeout(deadline)
   if (error !== null) throw error
   const requests = result.requests.total
+  const poolExhausted = options.use === "single-use" && next >= options.requests.length
+  const seconds = poolExhausted ? Math.max(0.01, (lastAnswerAt - startedAt) / 1000) : result.duration
   return {
     requests,
-    seconds: result.duration,
-    requestsPerSecond: requests / result.duration,
+    seconds,
+    requestsPerSecond: requests / seconds,
     p99Ms: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
-    poolExhausted: options.use === "single-use" && next >= options.requests.length,
+    poolExhausted,
     sent: next
   }
 }

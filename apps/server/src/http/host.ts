@@ -56,7 +56,9 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
     HttpMiddleware.logger(Effect.zipRight(jsonWithCharset, app))
   ).pipe(
     // The router would otherwise collapse "//" in the whole URL, query included: `?uri=https://x` became `https:/x`.
-    Layer.provide(HttpRouter.setRouterConfig({ ignoreDuplicateSlashes: false }))
+    Layer.provide(HttpRouter.setRouterConfig({ ignoreDuplicateSlashes: false })),
+    // no tracer is set up (see `serverLayer`): the request's span and its attributes would be made for nothing
+    HttpMiddleware.withTracerDisabledWhen(() => true)
   )
 
   /**

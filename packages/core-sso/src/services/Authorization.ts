@@ -4,7 +4,8 @@ import type { Application, User } from "../domain/records"
 import { isRegisteredRedirect, redirectWith } from "../domain/redirectUris"
 import { hashSecret, isSecretShaped, newSecret } from "../domain/secrets"
 import type { StoreError } from "../storage/SsoStore"
-import { accessProblem, permissionsOn } from "./access"
+import { accessProblem } from "../domain/access"
+import { permissionsOn } from "./access"
 import { now, SsoParts } from "./SsoParts"
 
 /** The query of `GET /oauth/authorize`, each parameter once (a repeated one is a bad request). */

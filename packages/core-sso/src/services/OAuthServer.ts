@@ -16,8 +16,9 @@ import { verifierAnswers } from "../domain/pkce"
 import type { AccessToken, Application, RefreshToken, User } from "../domain/records"
 import { isLive } from "../domain/records"
 import { hashSecret, isSecretShaped, matchesHash, newSecret } from "../domain/secrets"
-import type { RefreshSuccessors, StoreError, TokenHolder } from "../storage/SsoStore"
-import { accessProblem, userAccess } from "./access"
+import type { StoreError, TokenHolder } from "../storage/SsoStore"
+import { accessProblem } from "../domain/access"
+import { userAccess } from "./access"
 import { now, SsoParts } from "./SsoParts"
 import { makeThrottle } from "./throttle"
 
@@ -135,69 +136,56 @@ export const oauthServerLayer = Layer.effect(
         return yield* new OAuthClientRefused({ error: "invalid_client", error_description: "Client authentication failed" })
       })
 
-    /** New tokens, stored by `keep` (which answers false when it stored nothing), and the answer that hands them out. */
-    const issueTokens = <E>(input: {
-      readonly application: Application
-      readonly clientId: string
-      readonly nonce: string | null
-      readonly userUid: string
-      readonly scopes: ReadonlyArray<string>
-      readonly grantCodeHash: string | null
-      readonly chainId: string
-      readonly authTime: Date
-    }, keep: (successors: RefreshSuccessors) => Effect.Effect<boolean, E>) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const accessToken = newSecret()
-        const refreshToken = newSecret()
-        const common = {
-          applicationId: input.application.id,
-          userUid: input.userUid,
-          scopes: input.scopes,
-          grantCodeHash: input.grantCodeHash,
-          chainId: input.chainId,
-          createdAt: at
-        }
-        const stored = yield* keep({
+    /** Fresh access and refresh tokens issued `at`: the secrets handed out, and what the store keeps of them. */
+    const newTokens = (at: Date) => {
+      const accessToken = newSecret()
+      const refreshToken = newSecret()
+      return {
+        accessToken,
+        refreshToken,
+        stored: {
           accessToken: {
-            ...common,
             id: randomUUID(),
             tokenHash: hashSecret(accessToken),
-            kind: "oauth",
-            expiresAt: new Date(at.getTime() + accessTokenSeconds * 1000),
-            revokedAt: null
+            expiresAt: new Date(at.getTime() + accessTokenSeconds * 1000)
           },
-          refreshToken: {
-            ...common,
-            id: randomUUID(),
-            tokenHash: hashSecret(refreshToken),
-            authTime: input.authTime,
-            usedAt: null,
-            revokedAt: null
-          }
-        })
-        if (!stored) return Option.none<TokenResponse>()
-        const response: TokenResponse = {
-          access_token: accessToken,
-          token_type: "Bearer",
-          expires_in: accessTokenSeconds,
-          refresh_token: refreshToken,
-          created_at: seconds(at),
-          ...(input.scopes.length === 0 ? {} : { scope: input.scopes.join(" ") })
+          refreshToken: { id: randomUUID(), tokenHash: hashSecret(refreshToken) }
         }
-        if (!input.scopes.includes("openid")) return Option.some(response)
-        const user = yield* store.userByUid(input.userUid)
-        const idToken = yield* idTokens.sign({
+      }
+    }
+
+    /** The answer that hands out `tokens`, with an id_token for the user when the scopes include `openid`. */
+    const tokenResponse = (input: {
+      readonly tokens: ReturnType<typeof newTokens>
+      readonly at: Date
+      readonly clientId: string
+      readonly user: User
+      readonly scopes: ReadonlyArray<string>
+      readonly nonce: string | null
+      readonly authTime: Date
+    }): Effect.Effect<TokenResponse, StoreError> => {
+      const response: TokenResponse = {
+        access_token: input.tokens.accessToken,
+        token_type: "Bearer",
+        expires_in: accessTokenSeconds,
+        refresh_token: input.tokens.refreshToken,
+        created_at: seconds(input.at),
+        ...(input.scopes.length === 0 ? {} : { scope: input.scopes.join(" ") })
+      }
+      if (!input.scopes.includes("openid")) return Effect.succeed(response)
+      return Effect.map(
+        idTokens.sign({
           issuer: settings.issuer,
-          subject: input.userUid,
+          subject: input.user.uid,
           clientId: input.clientId,
           nonce: input.nonce,
           authTime: input.authTime,
           lifetime: settings.accessTokenLifetime,
-          extra: Option.match(user, { onNone: () => ({}), onSome: (found) => profileClaims(found, input.scopes) })
-        })
-        return Option.some({ ...response, id_token: idToken })
-      })
+          extra: profileClaims(input.user, input.scopes)
+        }),
+        (idToken) => ({ ...response, id_token: idToken })
+      )
+    }
 
     const record = (kind: string, detail: {
       readonly userUid: string | null
@@ -209,9 +197,10 @@ export const oauthServerLayer = Layer.effect(
         return store.appendEvent({ at, kind, userUid, applicationId, detail: rest })
       })
 
+    /** The user, when they may still sign in to the application. */
     const mayStillSignIn = (application: Application, userUid: string) =>
       Effect.flatMap(userAccess(store, userUid, application), (access) =>
-        "problem" in access ? refused("invalid_grant", access.problem) : Effect.void)
+        "problem" in access ? refused("invalid_grant", access.problem) : Effect.succeed(access.user))
 
     const exchangeCode = ({ application, clientId }: Client, form: TokenForm) =>
       Effect.gen(function*() {
@@ -245,51 +234,65 @@ export const oauthServerLayer = Layer.effect(
         } else if (form.code_verifier !== undefined) {
           return yield* refused("invalid_grant", "A code_verifier was sent, but the authorization request had no code_challenge")
         }
-        yield* mayStillSignIn(application, grant.userUid)
-        const tokens = yield* issueTokens({
-          application,
-          clientId,
+        const user = yield* mayStillSignIn(application, grant.userUid)
+        const at = yield* now
+        const tokens = newTokens(at)
+        const common = {
+          applicationId: application.id,
           userUid: grant.userUid,
           scopes: grant.scopes,
           grantCodeHash: codeHash,
           chainId: randomUUID(),
-          authTime: grant.authTime,
-          nonce: grant.nonce
-        }, ({ accessToken, refreshToken }) =>
-          store.atomically(Effect.as(Effect.zipRight(store.insertAccessToken(accessToken), store.insertRefreshToken(refreshToken)), true))
-        ).pipe(Effect.map(Option.getOrThrow))
+          createdAt: at,
+          revokedAt: null
+        }
+        yield* store.atomically(Effect.zipRight(
+          store.insertAccessToken({ ...common, ...tokens.stored.accessToken, kind: "oauth" }),
+          store.insertRefreshToken({ ...common, ...tokens.stored.refreshToken, authTime: grant.authTime, usedAt: null })
+        ))
+        const response = yield* tokenResponse({
+          tokens,
+          at,
+          clientId,
+          user,
+          scopes: grant.scopes,
+          nonce: grant.nonce,
+          authTime: grant.authTime
+        })
         yield* record("tokens_issued", { userUid: grant.userUid, applicationId: application.id, grant: "authorization_code" })
-        return tokens
+        return response
       })
 
     const refresh = ({ application, clientId }: Client, form: TokenForm) =>
       Effect.gen(function*() {
         if (form.refresh_token === undefined) return yield* missing("refresh_token")
-        const tokenHash = hashSecret(form.refresh_token)
-        const found = yield* store.refreshTokenHolder(tokenHash)
-        if (Option.isNone(found) || found.value.refreshToken.applicationId !== application.id) {
+        const at = yield* now
+        const tokens = newTokens(at)
+        const found = yield* store.exchangeRefreshToken({
+          tokenHash: hashSecret(form.refresh_token),
+          application,
+          now: at,
+          ...tokens.stored
+        })
+        if (Option.isNone(found) || found.value.holder.refreshToken.applicationId !== application.id) {
           return yield* refused("invalid_grant", "The refresh token is not valid")
         }
-        const { permissions, refreshToken: token, user } = found.value
+        const { exchanged, holder: { permissions, refreshToken: token, user } } = found.value
         if (token.revokedAt !== null) return yield* refused("invalid_grant", "The refresh token has been revoked")
-        // Refused before the token is used, so that it stays usable should the user be allowed back.
+        // The store leaves a token refused here unused, so that it stays usable should the user be allowed back.
         const problem = accessProblem(user, application, permissions)
         if (problem !== undefined) return yield* refused("invalid_grant", problem)
-        const issued = yield* issueTokens({
-          application,
-          clientId,
-          userUid: token.userUid,
-          scopes: token.scopes,
-          grantCodeHash: token.grantCodeHash,
-          chainId: token.chainId,
-          authTime: token.authTime,
-          nonce: null
-        }, (successors) =>
-          Effect.map(
-            store.useRefreshToken(tokenHash, successors.refreshToken.createdAt, successors),
-            (use) => Option.isSome(use) && use.value.firstUse
-          ))
-        if (Option.isSome(issued)) return issued.value
+        if (exchanged) {
+          return yield* tokenResponse({
+            tokens,
+            at,
+            clientId,
+            user,
+            scopes: token.scopes,
+            nonce: null,
+            authTime: token.authTime
+          })
+        }
         const revoked = yield* store.revokeTokens({ chainId: token.chainId }, yield* now)
         yield* record("refresh_token_reused", { userUid: token.userUid, applicationId: application.id, revoked_tokens: revoked })
         return yield* refused("invalid_grant", "The refresh token has already been used; every token of its chain is revoked")

@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import type { Context } from "effect"
-import { SIGNIN } from "../domain/permissions"
-import type { Application, User } from "../domain/records"
+import { accessProblem } from "../domain/access"
+import type { Application } from "../domain/records"
 import type { SsoStore } from "../storage/SsoStore"
 
 /** The user's permissions on one application, sorted; empty when they have none. */
@@ -10,20 +10,6 @@ export const permissionsOn = (store: Context.Tag.Service<SsoStore>, userUid: str
     store.permissionsOf(userUid),
     (held) => held.find((entry) => entry.applicationId === applicationId)?.permissions ?? []
   )
-
-/** Why the user may not use the application now, or `undefined` when they may. */
-export const accessProblem = (
-  user: User,
-  application: Application,
-  permissions: ReadonlyArray<string>
-): string | undefined =>
-  user.suspendedAt !== null
-    ? "The user is suspended"
-    : application.retired
-    ? "The application is retired"
-    : !permissions.includes(SIGNIN)
-    ? "The user does not have permission to sign in to this application"
-    : undefined
 
 /** The user and their permissions on the application, or why they may not use it. */
 export const userAccess = (store: Context.Tag.Service<SsoStore>, userUid: string, application: Application) =>

@@ -59,10 +59,25 @@ export interface RefreshTokenHolder {
   readonly permissions: ReadonlyArray<string>
 }
 
-/** The access and refresh tokens a refresh token is exchanged for. */
-export interface RefreshSuccessors {
-  readonly accessToken: AccessToken
-  readonly refreshToken: RefreshToken
+/**
+ * A refresh grant as the store carries it out. The tokens it issues are the refresh token's successors: same
+ * application, user, scopes, code and chain (and sign-in time, for the refresh token), created `now`, not revoked.
+ */
+export interface RefreshExchange {
+  readonly tokenHash: string
+  /** The authenticated client's application, as the caller knows it. */
+  readonly application: Application
+  readonly now: Date
+  readonly accessToken: { readonly id: string; readonly tokenHash: string; readonly expiresAt: Date }
+  readonly refreshToken: { readonly id: string; readonly tokenHash: string }
+}
+
+/** What a refresh grant found and did. */
+export interface RefreshExchangeOutcome {
+  /** The token, its user and their permissions as they were before this exchange. */
+  readonly holder: RefreshTokenHolder
+  /** True when this exchange used the token and stored its successors. */
+  readonly exchanged: boolean
 }
 
 /** Which tokens to revoke. */
@@ -148,17 +163,15 @@ export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoSt
   readonly apiTokensOf: (uid: string) => Effect.Effect<ReadonlyArray<AccessToken>, StoreError>
   readonly insertRefreshToken: (token: RefreshToken) => Effect.Effect<void, StoreError>
   readonly refreshTokenByHash: (hash: string) => Effect.Effect<Option.Option<RefreshToken>, StoreError>
-  /** The refresh token of this hash with its user and their permissions on its application, in one read. */
-  readonly refreshTokenHolder: (hash: string) => Effect.Effect<Option.Option<RefreshTokenHolder>, StoreError>
   /**
-   * Marks a refresh token used, as `useGrant` does a code, and on its first use stores the tokens it is exchanged for
-   * in the same step: the use and its successors are kept or lost together.
+   * The refresh grant's read and write in one step: the refresh token of this hash with its user and their
+   * permissions on its application, and, when the token is the application's, neither used nor revoked, and
+   * `accessProblem(user, application, permissions)` finds nothing, its use with its successors stored. A token refused
+   * for its user's access is left as it was. Of simultaneous exchanges of one token, one at most exchanges it.
    */
-  readonly useRefreshToken: (
-    hash: string,
-    now: Date,
-    successors: RefreshSuccessors
-  ) => Effect.Effect<Option.Option<Use<RefreshToken>>, StoreError>
+  readonly exchangeRefreshToken: (
+    exchange: RefreshExchange
+  ) => Effect.Effect<Option.Option<RefreshExchangeOutcome>, StoreError>
   /** Revokes the selected access and refresh tokens not yet revoked; answers how many. */
   readonly revokeTokens: (selection: TokenSelection, now: Date) => Effect.Effect<number, StoreError>
   /** The applications the user was ever issued a token for. */

@@ -10,6 +10,7 @@ import type {
   SsoEvent,
   User
 } from "../domain/records"
+import { accessProblem } from "../domain/access"
 import { AlreadyTaken, SsoStore } from "./SsoStore"
 import type { PushCredential, TokenHolder, TokenSelection, UserChanges } from "./SsoStore"
 
@@ -170,20 +171,30 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
       ),
     insertRefreshToken: (token) => Effect.sync(() => void refreshTokens.set(token.tokenHash, token)),
     refreshTokenByHash: (hash) => Effect.sync(() => Option.fromNullable(refreshTokens.get(hash))),
-    refreshTokenHolder: (hash) =>
+    exchangeRefreshToken: ({ accessToken, application, now, refreshToken, tokenHash }) =>
       Effect.sync(() => {
-        const refreshToken = refreshTokens.get(hash)
-        const user = refreshToken && users.get(refreshToken.userUid)
-        if (refreshToken === undefined || user === undefined) return Option.none()
-        const held = permissions.get(user.uid)?.get(refreshToken.applicationId) ?? []
-        return Option.some({ refreshToken, user, permissions: held })
-      }),
-    useRefreshToken: (hash, now, successors) =>
-      Effect.tap(use(refreshTokens, hash, now), (used) => {
-        if (Option.isSome(used) && used.value.firstUse) {
-          accessTokens.set(successors.accessToken.tokenHash, successors.accessToken)
-          refreshTokens.set(successors.refreshToken.tokenHash, successors.refreshToken)
+        const token = refreshTokens.get(tokenHash)
+        const user = token && users.get(token.userUid)
+        if (token === undefined || user === undefined) return Option.none()
+        const held = permissions.get(user.uid)?.get(token.applicationId) ?? []
+        const holder = { refreshToken: token, user, permissions: held }
+        const exchanged = token.applicationId === application.id && token.usedAt === null && token.revokedAt === null &&
+          accessProblem(user, application, held) === undefined
+        if (exchanged) {
+          const inherited = {
+            applicationId: token.applicationId,
+            userUid: token.userUid,
+            scopes: token.scopes,
+            grantCodeHash: token.grantCodeHash,
+            chainId: token.chainId,
+            createdAt: now,
+            revokedAt: null
+          }
+          refreshTokens.set(tokenHash, { ...token, usedAt: now })
+          accessTokens.set(accessToken.tokenHash, { ...inherited, ...accessToken, kind: "oauth" })
+          refreshTokens.set(refreshToken.tokenHash, { ...inherited, ...refreshToken, authTime: token.authTime, usedAt: null })
         }
+        return Option.some({ holder, exchanged })
       }),
     revokeTokens: (selection, now) =>
       Effect.sync(() => revokeIn(accessTokens, selects(selection), now) + revokeIn(refreshTokens, selects(selection), now)),

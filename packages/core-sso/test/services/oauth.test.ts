@@ -133,6 +133,25 @@ describe("OAuthServer", () => {
       expect(yield* errorOf(refresh(third.refresh_token))).toMatchObject({ error: "invalid_grant" })
     }).pipe(Effect.provide(sso())))
 
+  it.effect("a refresh refused for a lost signin permission leaves the token usable once it is given back", () =>
+    Effect.gen(function*() {
+      const { ada, clientId, clientSecret } = yield* publisherAndAda
+      const server = yield* OAuthServer
+      const directory = yield* Directory
+      const first = yield* exchangeCode(clientId, clientSecret, yield* codeFor(clientId))
+      const refresh = (token: string) =>
+        server.exchange({ grant_type: "refresh_token", refresh_token: token }, origin(basic(clientId, clientSecret)))
+      yield* directory.setPermissions(ada.uid, "Publisher", ["editor"])
+      expect(yield* errorOf(refresh(first.refresh_token))).toMatchObject({
+        error: "invalid_grant",
+        error_description: "The user does not have permission to sign in to this application"
+      })
+      yield* directory.setPermissions(ada.uid, "Publisher", ["signin"])
+      const second = yield* refresh(first.refresh_token)
+      yield* userWith(second.access_token)
+      expect(yield* errorOf(refresh("not-a-token"))).toMatchObject({ error_description: "The refresh token is not valid" })
+    }).pipe(Effect.provide(sso())))
+
   it.effect("client authentication: body or Basic, not both; a wrong secret is invalid_client", () =>
     Effect.gen(function*() {
       const { clientId, clientSecret } = yield* publisherAndAda

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
 import { Clock, Effect, Option } from "effect"
 import type { AccessToken, Application, Grant, RefreshToken, User } from "../../src/domain/records"
+import { accessProblem } from "../../src/domain/access"
 import { SsoStore } from "../../src/storage/SsoStore"
 
 const start = new Date("2024-03-01T12:00:00.000Z")
@@ -91,6 +92,26 @@ const withApplicationAndUser = Effect.gen(function*() {
   yield* store.insertApplication(anApplication())
   yield* store.insertUser(aUser())
   return store
+})
+
+/** A refresh token of app-1 (scopes `openid email`) whose user holds `permissions` there. */
+const refreshToken = (overrides: Partial<RefreshToken> = {}) => aRefreshToken({ scopes: ["openid", "email"], ...overrides })
+
+const withRefreshToken = (permissions: ReadonlyArray<string>, overrides: Partial<RefreshToken> = {}) =>
+  Effect.gen(function*() {
+    const store = yield* withApplicationAndUser
+    yield* store.setPermissions(aUser().uid, "app-1", permissions)
+    yield* store.insertRefreshToken(refreshToken(overrides))
+    return store
+  })
+
+/** The exchange of refresh-hash-1 by app-1 at `now`, for successors numbered `n`. */
+const exchange = (n: number, now: Date) => ({
+  tokenHash: "refresh-hash-1",
+  application: anApplication(),
+  now,
+  accessToken: { id: `access-next-${n}`, tokenHash: `access-next-${n}`, expiresAt: new Date(now.getTime() + 3_600_000) },
+  refreshToken: { id: `refresh-next-${n}`, tokenHash: `refresh-next-${n}` }
 })
 
 /** The behaviour every adapter of `SsoStore` shares: run against memory, PGlite and PostgreSQL. */
@@ -205,29 +226,156 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       expect(uses.filter((use) => Option.getOrThrow(use).firstUse)).toHaveLength(1)
     }))
 
-    test("stores tokens, finds them by hash and id, and uses a refresh token once", Effect.gen(function*() {
+    test("stores tokens and finds them by hash and id", Effect.gen(function*() {
       const store = yield* withApplicationAndUser
       yield* store.insertAccessToken(anAccessToken())
       yield* store.insertRefreshToken(aRefreshToken())
       expect(Option.getOrThrow(yield* store.accessTokenByHash("access-hash-1"))).toEqual(anAccessToken())
       expect(Option.getOrThrow(yield* store.accessTokenById("access-1"))).toEqual(anAccessToken())
       expect(Option.getOrThrow(yield* store.refreshTokenByHash("refresh-hash-1"))).toEqual(aRefreshToken())
-      const successors = (n: number) => ({
-        accessToken: anAccessToken({ id: `access-next-${n}`, tokenHash: `access-next-${n}`, createdAt: at(60) }),
-        refreshToken: aRefreshToken({ id: `refresh-next-${n}`, tokenHash: `refresh-next-${n}`, createdAt: at(60) })
-      })
-      expect(Option.getOrThrow(yield* store.useRefreshToken("refresh-hash-1", at(60), successors(1))).firstUse).toBe(true)
-      const reused = Option.getOrThrow(yield* store.useRefreshToken("refresh-hash-1", at(90), successors(2)))
-      expect(reused).toEqual({ record: aRefreshToken({ usedAt: at(60) }), firstUse: false })
-      // the first use stored its successors; the replay stored none
-      expect(Option.getOrThrow(yield* store.accessTokenByHash("access-next-1"))).toEqual(successors(1).accessToken)
-      expect(Option.getOrThrow(yield* store.refreshTokenByHash("refresh-next-1"))).toEqual(successors(1).refreshToken)
-      expect(yield* store.accessTokenByHash("access-next-2")).toEqual(Option.none())
-      expect(yield* store.refreshTokenByHash("refresh-next-2")).toEqual(Option.none())
       expect(yield* store.accessTokenByHash("nope")).toEqual(Option.none())
       expect(yield* store.applicationsUsedBy(aUser().uid)).toEqual(["app-1"])
       yield* store.insertAccessToken(anAccessToken({ id: "api-1", tokenHash: "api-hash-1", kind: "api", createdAt: at(5) }))
       expect((yield* store.apiTokensOf(aUser().uid)).map((token) => token.id)).toEqual(["api-1"])
+    }))
+
+    test("exchanges a refresh token once, storing successors that inherit from it", Effect.gen(function*() {
+      const store = yield* withRefreshToken(["signin", "editor"])
+      const first = Option.getOrThrow(yield* store.exchangeRefreshToken(exchange(1, at(60))))
+      expect(first).toEqual({ holder: { refreshToken: refreshToken(), user: aUser(), permissions: ["editor", "signin"] }, exchanged: true })
+      expect(Option.getOrThrow(yield* store.refreshTokenByHash("refresh-hash-1")).usedAt).toEqual(at(60))
+      expect(Option.getOrThrow(yield* store.accessTokenByHash("access-next-1"))).toEqual(anAccessToken({
+        id: "access-next-1",
+        tokenHash: "access-next-1",
+        scopes: ["openid", "email"],
+        createdAt: at(60),
+        expiresAt: at(3660)
+      }))
+      expect(Option.getOrThrow(yield* store.refreshTokenByHash("refresh-next-1"))).toEqual(refreshToken({
+        id: "refresh-next-1",
+        tokenHash: "refresh-next-1",
+        createdAt: at(60)
+      }))
+      // a replay finds it used and stores nothing
+      const replay = Option.getOrThrow(yield* store.exchangeRefreshToken(exchange(2, at(90))))
+      expect(replay).toEqual({
+        holder: { refreshToken: refreshToken({ usedAt: at(60) }), user: aUser(), permissions: ["editor", "signin"] },
+        exchanged: false
+      })
+      expect(yield* store.accessTokenByHash("access-next-2")).toEqual(Option.none())
+      expect(yield* store.refreshTokenByHash("refresh-next-2")).toEqual(Option.none())
+      // the successor is exchanged in turn
+      const next = yield* store.exchangeRefreshToken({ ...exchange(3, at(120)), tokenHash: "refresh-next-1" })
+      expect(Option.getOrThrow(next).exchanged).toBe(true)
+      expect(yield* store.exchangeRefreshToken({ ...exchange(4, at(120)), tokenHash: "nope" })).toEqual(Option.none())
+    }))
+
+    const refusals: ReadonlyArray<{
+      readonly title: string
+      readonly permissions: ReadonlyArray<string>
+      readonly suspended?: boolean
+      readonly application?: Application
+      readonly token?: Partial<RefreshToken>
+    }> = [
+      { title: "its user is suspended", permissions: ["signin"], suspended: true },
+      { title: "its user has no permission there", permissions: [] },
+      { title: "its user has permissions there but not signin", permissions: ["editor"] },
+      { title: "the application is retired", permissions: ["signin"], application: anApplication({ retired: true }) },
+      {
+        title: "another application presents it",
+        permissions: ["signin"],
+        application: anApplication({ id: "app-2", name: "Alerts", clientIdHash: "client-id-hash-2" })
+      },
+      { title: "it is revoked", permissions: ["signin"], token: { revokedAt: at(1) } }
+    ]
+    for (const refusal of refusals) {
+      test(`does not exchange a refresh token when ${refusal.title}, and leaves it as it was`, Effect.gen(function*() {
+        const store = yield* withRefreshToken(refusal.permissions, refusal.token)
+        if (refusal.suspended === true) yield* store.setSuspension(aUser().uid, { at: at(1), reason: "Left" })
+        const application = refusal.application ?? anApplication()
+        if (application.id !== "app-1") yield* store.insertApplication(application)
+        const before = Option.getOrThrow(yield* store.refreshTokenByHash("refresh-hash-1"))
+        const found = Option.getOrThrow(yield* store.exchangeRefreshToken({ ...exchange(1, at(60)), application }))
+        expect(found.exchanged).toBe(false)
+        const { permissions, refreshToken: token, user } = found.holder
+        expect(token).toEqual(before)
+        // the server's rule refuses what the store refused
+        expect(
+          token.applicationId !== application.id || token.revokedAt !== null ||
+            accessProblem(user, application, permissions) !== undefined
+        ).toBe(true)
+        expect(yield* store.refreshTokenByHash("refresh-hash-1")).toEqual(Option.some(before))
+        expect(yield* store.accessTokenByHash("access-next-1")).toEqual(Option.none())
+        expect(yield* store.refreshTokenByHash("refresh-next-1")).toEqual(Option.none())
+        if (refusal.token === undefined && refusal.application === undefined) {
+          // allowed back, the same token is exchanged
+          yield* store.setSuspension(aUser().uid, null)
+          yield* store.setPermissions(aUser().uid, "app-1", ["signin"])
+          expect(Option.getOrThrow(yield* store.exchangeRefreshToken(exchange(2, at(90)))).exchanged).toBe(true)
+        }
+      }))
+    }
+
+    test("sees each change to a refresh token's user and permissions at once", Effect.gen(function*() {
+      const store = yield* withRefreshToken(["signin", "editor"])
+      yield* store.insertApplication(anApplication({ id: "app-2", name: "Alerts", clientIdHash: "client-id-hash-2" }))
+      yield* store.setPermissions(aUser().uid, "app-2", ["signin", "other"])
+      const refusedWith = (application: Application) =>
+        Effect.map(store.exchangeRefreshToken({ ...exchange(1, at(60)), application }), Option.getOrThrow)
+      const other = anApplication({ id: "app-2", name: "Alerts", clientIdHash: "client-id-hash-2" })
+      // the permissions are those on the token's application, whichever application asks
+      expect((yield* refusedWith(other)).holder.permissions).toEqual(["editor", "signin"])
+      yield* store.setSuspension(aUser().uid, { at: at(1), reason: "Left" })
+      expect((yield* refusedWith(other)).holder.user.suspendedAt).toEqual(at(1))
+      yield* store.setPermissions(aUser().uid, "app-1", [])
+      expect((yield* refusedWith(other)).holder.permissions).toEqual([])
+      yield* store.revokeTokens({ chainId: "chain-1" }, at(2))
+      expect((yield* refusedWith(other)).holder.refreshToken.revokedAt).toEqual(at(2))
+    }))
+
+    test("many simultaneous exchanges: each answers for its own token, replays and refusals included", Effect.gen(function*() {
+      const store = yield* withRefreshToken(["signin"])
+      const tokens = Array.from({ length: 40 }, (_, n) => `refresh-many-${n}`)
+      yield* Effect.forEach(tokens, (tokenHash, n) =>
+        store.insertRefreshToken(refreshToken({ id: `many-${n}`, tokenHash, chainId: `chain-many-${n}`, revokedAt: n % 10 === 9 ? at(1) : null })))
+      const exchangeOf = (tokenHash: string, n: number) => ({
+        ...exchange(n, at(60)),
+        tokenHash,
+        accessToken: { id: `access-of-${n}`, tokenHash: `access-of-${n}`, expiresAt: at(3660) },
+        refreshToken: { id: `refresh-of-${n}`, tokenHash: `refresh-of-${n}` }
+      })
+      // each token twice, and one unknown
+      const requests = [...tokens, ...tokens, "unknown"].map(exchangeOf)
+      const outcomes = yield* Effect.all(requests.map((request) => store.exchangeRefreshToken(request)), {
+        concurrency: "unbounded"
+      })
+      expect(Option.isNone(outcomes[80]!)).toBe(true)
+      for (const [n, tokenHash] of tokens.entries()) {
+        const pair = [outcomes[n]!, outcomes[n + 40]!].map(Option.getOrThrow)
+        expect(pair.map((outcome) => outcome.holder.refreshToken.tokenHash)).toEqual([tokenHash, tokenHash])
+        expect(pair.map((outcome) => outcome.holder.refreshToken.chainId)).toEqual([`chain-many-${n}`, `chain-many-${n}`])
+        const winners = [n, n + 40].filter((_, index) => pair[index]!.exchanged)
+        expect(winners).toHaveLength(n % 10 === 9 ? 0 : 1)
+        for (const index of [n, n + 40]) {
+          const issued = yield* store.refreshTokenByHash(`refresh-of-${index}`)
+          expect(Option.map(issued, (token) => token.chainId)).toEqual(
+            winners.includes(index) ? Option.some(`chain-many-${n}`) : Option.none()
+          )
+          const access = yield* store.accessTokenByHash(`access-of-${index}`)
+          expect(Option.isSome(access)).toBe(winners.includes(index))
+        }
+      }
+    }))
+
+    test("two simultaneous exchanges of a refresh token: exactly one exchanges it", Effect.gen(function*() {
+      const store = yield* withRefreshToken(["signin"])
+      const outcomes = yield* Effect.all([
+        store.exchangeRefreshToken(exchange(1, at(60))),
+        store.exchangeRefreshToken(exchange(2, at(60)))
+      ], { concurrency: "unbounded" })
+      expect(outcomes.filter((outcome) => Option.getOrThrow(outcome).exchanged)).toHaveLength(1)
+      const stored = yield* Effect.all([store.refreshTokenByHash("refresh-next-1"), store.refreshTokenByHash("refresh-next-2")])
+      expect(stored.filter(Option.isSome)).toHaveLength(1)
     }))
 
     test("finds a token's holder in one read, and sees each change to it at once", Effect.gen(function*() {
@@ -256,23 +404,6 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       expect((yield* holder).application.retired).toBe(true)
       yield* store.revokeTokens({ accessTokenId: "access-1" }, at(2))
       expect((yield* holder).accessToken.revokedAt).toEqual(at(2))
-    }))
-
-    test("finds a refresh token with its user and their permissions on its application in one read", Effect.gen(function*() {
-      const store = yield* withApplicationAndUser
-      yield* store.insertApplication(anApplication({ id: "app-2", name: "Alerts", clientIdHash: "client-id-hash-2" }))
-      yield* store.setPermissions(aUser().uid, "app-1", ["signin", "editor"])
-      yield* store.setPermissions(aUser().uid, "app-2", ["signin"])
-      yield* store.insertRefreshToken(aRefreshToken())
-      const holder = Effect.map(store.refreshTokenHolder("refresh-hash-1"), Option.getOrThrow)
-      expect(yield* holder).toEqual({ refreshToken: aRefreshToken(), user: aUser(), permissions: ["editor", "signin"] })
-      expect(yield* store.refreshTokenHolder("nope")).toEqual(Option.none())
-      yield* store.setSuspension(aUser().uid, { at: at(1), reason: "Left" })
-      expect((yield* holder).user.suspendedAt).toEqual(at(1))
-      yield* store.setPermissions(aUser().uid, "app-1", [])
-      expect((yield* holder).permissions).toEqual([])
-      yield* store.revokeTokens({ chainId: "chain-1" }, at(2))
-      expect((yield* holder).refreshToken.revokedAt).toEqual(at(2))
     }))
 
     test("finds an application by client id hash as it is now after every change", Effect.gen(function*() {

@@ -1,0 +1,126 @@
+/**
+ * Profiling aid (not part of the bench table): the reference server on a fresh PostgreSQL database under refresh
+ * grants, with CPU time of the server, PostgreSQL's processes and this process over the load.
+ * PROFILE_DIR=<dir> starts the server with --cpu-prof into it.
+ */
+import { spawn } from "node:child_process"
+import { readdirSync, readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import { Effect, Exit, Scope } from "effect"
+import { freshDatabase } from "../freshDatabase"
+import { benchApplication, writeBootstrap } from "./bootstrap"
+import { runLoad } from "./load"
+import { obtainRefreshTokens } from "./refreshPool"
+
+const pool = Number(process.env.POOL ?? 3000)
+const seconds = Number(process.env.SECONDS ?? 10)
+const connections = Number(process.env.CONNECTIONS ?? 64)
+const profileDir = process.env.PROFILE_DIR
+const ticks = 100
+
+const cpuOf = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12])) / ticks
+}
+const postgresCpu = () => {
+  let total = 0
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const comm = readFileSync(`/proc/${entry}/comm`, "utf8").trim()
+      if (comm === "postgres") total += cpuOf(Number(entry))
+    } catch {}
+  }
+  return total
+}
+// exited backends' CPU is lost; the cumulative children time of the postmaster counts them
+const postmasterChildrenCpu = () => {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      if (!stat.includes("(postgres)")) continue
+      const fields = stat.split(") ")[1]!.split(" ")
+      if (fields[1] === "1" || readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("-D")) {
+        return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / ticks
+      }
+    } catch {}
+  }
+  return 0
+}
+
+const serverPackage = dirname(createRequire(import.meta.url).resolve("@civicstack/server/package.json"))
+const scope = Effect.runSync(Scope.make())
+const database = await Effect.runPromise(Scope.extend(freshDatabase("postgres://postgres@127.0.0.1:5432/postgres", "ssoprof"), scope))
+const bootstrap = await writeBootstrap(10)
+const port = 3900 + Math.floor(Math.random() * 90)
+const url = `http://127.0.0.1:${port}`
+const child = spawn(process.execPath, [
+  "--max-old-space-size=256",
+  ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]),
+  join(serverPackage, "dist", "cli.js"),
+  "serve"
+], {
+  cwd: dirname(dirname(serverPackage)),
+  env: {
+    PATH: process.env.PATH ?? "",
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    PUBLIC_SITE_URL: url,
+    SERVICES: "sso",
+    LOG_LEVEL: "warning",
+    SHUTDOWN_GRACE_SECONDS: "5",
+    CIVICSTACK_BOOTSTRAP: bootstrap.file,
+    DATABASE_URL: database.url
+  },
+  stdio: ["ignore", "inherit", "inherit"]
+})
+const exited = new Promise((resolve) => child.once("exit", resolve))
+for (;;) {
+  const ready = await fetch(`${url}/healthcheck/ready`).then((r) => r.status === 200, () => false)
+  if (ready) break
+  await new Promise((resolve) => setTimeout(resolve, 200))
+}
+const tokens = await obtainRefreshTokens(url, pool, 8, () => {})
+const requests = tokens.map((token) => ({
+  method: "POST" as const,
+  path: "/oauth/token",
+  headers: { "content-type": "application/x-www-form-urlencoded" },
+  body: new URLSearchParams({
+    grant_type: "refresh_token",
+    refresh_token: token,
+    client_id: benchApplication.clientId,
+    client_secret: benchApplication.clientSecret
+  }).toString()
+}))
+// warm-up on a fifth
+const warm = Math.floor(requests.length / 5)
+await runLoad({ url, connections, seconds: 2, requests: requests.slice(0, warm), use: "single-use" })
+const before = { server: cpuOf(child.pid!), pg: postgresCpu(), pgChildren: postmasterChildrenCpu(), self: process.cpuUsage(), at: performance.now() }
+const loadStart = process.hrtime.bigint() / 1000n
+const result = await runLoad({ url, connections, seconds, requests: requests.slice(warm), use: "single-use" })
+const loadEnd = process.hrtime.bigint() / 1000n
+const wall = (performance.now() - before.at) / 1000
+const self = process.cpuUsage(before.self)
+const server = cpuOf(child.pid!) - before.server
+const pg = postgresCpu() - before.pg
+const n = result.requests
+const report = {
+  requests: n,
+  rps: Math.round(result.requestsPerSecond),
+  p99: result.p99Ms,
+  non2xx: result.non2xx,
+  wall: wall.toFixed(2),
+  window: [String(loadStart), String(loadEnd)],
+  cpuMsPerRequest: {
+    server: (server * 1000 / n).toFixed(3),
+    postgres: (pg * 1000 / n).toFixed(3),
+    loadGenerator: ((self.user + self.system) / 1000 / n).toFixed(3)
+  }
+}
+console.log(JSON.stringify(report))
+child.kill("SIGTERM")
+await exited
+await bootstrap.remove()
+await Effect.runPromise(Scope.close(scope, Exit.void))

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber } from "effect"
+import { makeBatches } from "../../src/storage/batches"
+
+describe("makeBatches", () => {
+  it.scoped("runs a request at once when idle, and those that arrive meanwhile together, each key once at a time", () =>
+    Effect.gen(function*() {
+      const release = yield* Deferred.make<void>()
+      const runs: Array<ReadonlyArray<string>> = []
+      const run = yield* makeBatches({
+        maxRunning: 1,
+        maxSize: 10,
+        keyOf: (input: string) => input.split("#")[0]!,
+        run: (inputs: ReadonlyArray<string>) =>
+          Effect.as(
+            Effect.zipRight(Effect.sync(() => runs.push(inputs)), runs.length === 0 ? Deferred.await(release) : Effect.void),
+            inputs.map((input) => input.toUpperCase())
+          )
+      })
+      const first = yield* Effect.fork(run("a"))
+      yield* Effect.yieldNow()
+      const others = yield* Effect.fork(Effect.all([run("b"), run("a#again"), run("c")], { concurrency: "unbounded" }))
+      const givenUp = yield* Effect.fork(run("d"))
+      yield* Effect.yieldNow()
+      yield* Fiber.interrupt(givenUp)
+      yield* Deferred.succeed(release, undefined)
+      expect(yield* Fiber.join(first)).toBe("A")
+      expect(yield* Fiber.join(others)).toEqual(["B", "A#AGAIN", "C"])
+      // "a#again" waited for "a"'s batch; "d" was given up before any batch took it
+      expect(runs[0]).toEqual(["a"])
+      expect(runs.flat().sort()).toEqual(["a", "a#again", "b", "c"])
+      expect(runs.slice(1).some((batch) => batch.length > 1)).toBe(true)
+    }))
+
+  it.scoped("a failed batch fails each of its requests", () =>
+    Effect.gen(function*() {
+      const run = yield* makeBatches({
+        maxRunning: 2,
+        maxSize: 10,
+        keyOf: (input: number) => String(input),
+        run: (inputs: ReadonlyArray<number>) => inputs.includes(3) ? Effect.fail("broken" as const) : Effect.succeed(inputs)
+      })
+      expect(yield* run(1)).toBe(1)
+      expect(yield* Effect.flip(run(3))).toBe("broken")
+    }))
+})
