@@ -34,22 +34,6 @@ const postgresCpu = () => {
   }
   return total
 }
-// exited backends' CPU is lost; the cumulative children time of the postmaster counts them
-const postmasterChildrenCpu = () => {
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
-      if (!stat.includes("(postgres)")) continue
-      const fields = stat.split(") ")[1]!.split(" ")
-      if (fields[1] === "1" || readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("-D")) {
-        return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / ticks
-      }
-    } catch {}
-  }
-  return 0
-}
-
 const serverPackage = dirname(createRequire(import.meta.url).resolve("@civicstack/server/package.json"))
 const scope = Effect.runSync(Scope.make())
 const database = await Effect.runPromise(Scope.extend(freshDatabase("postgres://postgres@127.0.0.1:5432/postgres", "ssoprof"), scope))
@@ -97,7 +81,7 @@ const requests = tokens.map((token) => ({
 // warm-up on a fifth
 const warm = Math.floor(requests.length / 5)
 await runLoad({ url, connections, seconds: 2, requests: requests.slice(0, warm), use: "single-use" })
-const before = { server: cpuOf(child.pid!), pg: postgresCpu(), pgChildren: postmasterChildrenCpu(), self: process.cpuUsage(), at: performance.now() }
+const before = { server: cpuOf(child.pid!), pg: postgresCpu(), self: process.cpuUsage(), at: performance.now() }
 const loadStart = process.hrtime.bigint() / 1000n
 const result = await runLoad({ url, connections, seconds, requests: requests.slice(warm), use: "single-use" })
 const loadEnd = process.hrtime.bigint() / 1000n
