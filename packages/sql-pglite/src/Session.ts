@@ -37,11 +37,21 @@ export const makeSession: Effect.Effect<Session> = Effect.sync(() => {
           return mutex.release
         })
       )
-      const access: SessionAccess = (effect) => Effect.suspend(() => held ? effect : use(effect))
+      const access: SessionAccess = (effect) =>
+        Effect.suspend(() => held ? Effect.zipRight(eventLoopTurn, effect) : use(effect))
       return access
     })
   )
   return { use, reserve }
+})
+
+/**
+ * PGlite runs each statement synchronously, so the statements of a transaction, sent one after another, would keep
+ * timers and network I/O waiting until COMMIT; a macrotask before each lets them run in between.
+ */
+const eventLoopTurn = Effect.async<void>((resume) => {
+  const turn = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(turn))
 })
 
 interface Waiter {

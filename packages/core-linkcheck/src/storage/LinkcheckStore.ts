@@ -107,6 +107,17 @@ export class LinkcheckStore extends Context.Tag("@civicstack/core-linkcheck/Link
     readonly now: Date
     readonly claim?: { readonly workerId: string; readonly until: Date }
   }) => Effect.Effect<CheckRecord, StoreError>
+  /**
+   * New pending checks of those `uris` that have no check created at or after `reuseSince` (`null`: of every one), in
+   * one atomic step; returns the checks it created. The first links of a large batch start this way while the rest of
+   * the batch is written, and the batch reuses them.
+   */
+  readonly createChecks: (input: {
+    readonly uris: ReadonlyArray<string>
+    readonly priority: CheckPriority
+    readonly reuseSince: Date | null
+    readonly now: Date
+  }) => Effect.Effect<ReadonlyArray<CheckRecord>, StoreError>
   /** Creates the batch, reusing checks within the window and creating the others; completed at once if none is pending. */
   readonly createBatch: (batch: NewBatch) => Effect.Effect<BatchRecord, StoreError>
   readonly findBatch: (id: number) => Effect.Effect<Option.Option<BatchRecord>, StoreError>

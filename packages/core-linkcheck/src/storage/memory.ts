@@ -459,6 +459,21 @@ const make = Effect.gen(function*() {
         const [check, next] = insertCheck(state, input, input.claim)
         return [recordOf(check), next]
       }),
+    createChecks: (input) =>
+      atomically((initial) => {
+        let state = initial
+        const created: Array<CheckRecord> = []
+        for (const uri of new Set(input.uris)) {
+          const reusable = input.reuseSince === null
+            ? undefined
+            : newestCheck(state, uri, { since: input.reuseSince, completedOnly: false })
+          if (reusable !== undefined) continue
+          const [check, next] = insertCheck(state, { uri, priority: input.priority, now: input.now }, undefined)
+          created.push(recordOf(check))
+          state = next
+        }
+        return [created, state]
+      }),
     createBatch: (batch) => atomically((state) => createBatch(state, batch)),
     findBatch: (id) =>
       read((state) => Option.map(HashMap.get(state.batches, id), (batch) => storedBatchRecord(state, batch))),

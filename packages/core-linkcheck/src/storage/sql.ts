@@ -85,6 +85,12 @@ const timestamp = (date: Date) => date.toISOString()
  * Checks are indexed by the SHA-256 of their uri and host, as a btree entry cannot hold a long text: this is the SQL
  * of that hash of a text column. Lookups by uri compare the uri too, so a collision cannot find another uri's check.
  */
+/**
+ * Rows written by one statement of a batch at most. PGlite runs each statement on the server's thread, so a batch's
+ * thousands of rows go in several statements, between which its first checks' requests can go out.
+ */
+const ROWS_PER_STATEMENT = 1000
+
 const sha256Of = (column: string) => `sha256(convert_to(${column}, 'UTF8'))`
 
 const checkRecordOf = (row: CheckRow): CheckRecord => ({
@@ -209,13 +215,24 @@ const make = Effect.gen(function*() {
     `
 
   /** Only the new ids come back: the rest of each new check is known here, and a batch can add 5000 of them. */
-  const insertChecks = (uris: ReadonlyArray<string>, priority: CheckPriority, now: Date) =>
+  /** New checks of `uris`, but none of a uri that has a check created at or after `unlessCreatedSince`. */
+  const insertChecks = (
+    uris: ReadonlyArray<string>,
+    priority: CheckPriority,
+    now: Date,
+    unlessCreatedSince: Date | null = null
+  ) =>
     sql`
       INSERT INTO linkcheck.checks AS c (uri, uri_hash, host, host_hash, priority, created_at)
       SELECT n.uri, ${sha256("n.uri")}, n.host, ${sha256("n.host")}, ${storedPriority(priority)}::smallint,
         ${timestamp(now)}::timestamptz
       FROM jsonb_to_recordset(${JSON.stringify(uris.map((uri) => ({ uri, host: hostOf(uri) })))}::jsonb)
         AS n(uri text, host text)
+      WHERE ${unlessCreatedSince === null}::boolean OR NOT EXISTS (
+        SELECT 1 FROM linkcheck.checks r
+        WHERE r.uri_hash = ${sha256("n.uri")} AND r.uri = n.uri
+          AND r.created_at >= ${unlessCreatedSince === null ? null : timestamp(unlessCreatedSince)}::timestamptz
+      )
       RETURNING c.id::text AS id, c.uri
     `.pipe(
       Effect.flatMap(decodeRows(NewCheckRow)),
@@ -234,12 +251,19 @@ const make = Effect.gen(function*() {
       RETURNING ${batchColumns}
     `.pipe(Effect.flatMap(decodeRows(BatchRow)), Effect.map((rows) => rows[0]!))
 
-  const insertBatchLinks = (batchId: number, checkIds: ReadonlyArray<string>) =>
+  const insertBatchLinks = (batchId: number, firstPosition: number, checkIds: ReadonlyArray<string>) =>
     sql`
       INSERT INTO linkcheck.batch_links (batch_id, position, check_id)
-      SELECT ${batchId}::bigint, l.position - 1, l.check_id::bigint
+      SELECT ${batchId}::bigint, ${firstPosition}::integer + l.position - 1, l.check_id::bigint
       FROM jsonb_array_elements_text(${JSON.stringify(checkIds)}::jsonb) WITH ORDINALITY AS l(check_id, position)
     `
+
+  const createChecks = (input: Parameters<Store["createChecks"]>[0]) => {
+    const uris = [...new Set(input.uris)]
+    return uris.length === 0
+      ? Effect.succeed([])
+      : insertChecks(uris, input.priority, input.now, input.reuseSince).pipe(storeFailure("createChecks"))
+  }
 
   const createBatch = (batch: NewBatch) =>
     inTransaction(Effect.gen(function*() {
@@ -255,14 +279,17 @@ const make = Effect.gen(function*() {
         checkByUri.set(check.uri, raised ? { ...check, priority: "high" } : check)
       }
       const missing = distinctUris.filter((uri) => !checkByUri.has(uri))
-      if (missing.length > 0) {
-        for (const check of yield* insertChecks(missing, batch.priority, batch.now)) checkByUri.set(check.uri, check)
+      for (let from = 0; from < missing.length; from += ROWS_PER_STATEMENT) {
+        const chunk = missing.slice(from, from + ROWS_PER_STATEMENT)
+        for (const check of yield* insertChecks(chunk, batch.priority, batch.now)) checkByUri.set(check.uri, check)
       }
       const checks = batch.uris.map((uri) => checkByUri.get(uri)!)
       const pendingLinks = checks.filter((check) => check.completedAt === null).length
       const completedAt = pendingLinks > 0 ? null : latestCompletion(checks) ?? batch.now
       const row = yield* insertBatch(batch, pendingLinks, completedAt)
-      if (checks.length > 0) yield* insertBatchLinks(row.id, checks.map((check) => check.id))
+      for (let from = 0; from < checks.length; from += ROWS_PER_STATEMENT) {
+        yield* insertBatchLinks(row.id, from, checks.slice(from, from + ROWS_PER_STATEMENT).map((check) => check.id))
+      }
       return {
         id: row.id,
         createdAt: row.created_at,
@@ -605,6 +632,7 @@ const make = Effect.gen(function*() {
     transaction,
     findCheck,
     createCheck,
+    createChecks,
     createBatch,
     findBatch,
     claimChecks,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect } from "vitest"
 import { BatchReport } from "../../src/api/reports"
 import { processSpace, runScheduler } from "../../src/services/CheckScheduler"
 import { batchToWire } from "../../src/wire"
-import { LinkChecker } from "../../src/services/LinkChecker"
+import { EARLY_START_LINKS, LinkChecker } from "../../src/services/LinkChecker"
 import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
 import { layerMemory } from "../../src/storage/memory"
 import { startFixtureFleet } from "../fixtures/fleet"
@@ -57,6 +57,34 @@ describe("batches through the service", () => {
       const attempts = yield* Effect.flatMap(LinkcheckStore, (store) => store.webhookAttempts(created.batch.id))
       expect(attempts.map((attempt) => attempt.statusCode)).toEqual([200])
     }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, layerMemory))), { timeout: 120_000 })
+
+  it.live("a large batch's first links are being checked before the batch is written, each uri checked once", () => {
+    const uris = Array.from(
+      { length: EARLY_START_LINKS + 44 },
+      (_, n) => `http://early${n % 10}.test:${fleet.httpPort}/ok?early=${n}`
+    )
+    const firstLinkRequested = Effect.gen(function*() {
+      for (let waited = 0; fleet.requestCount("/ok?early=0") === 0; waited += 10) {
+        if (waited > 10_000) return yield* Effect.dieMessage("the batch was written before its first link was checked")
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+      }
+    })
+    // the batch is written in a transaction, which begins only once the fleet has seen the batch's first link
+    const storeWaitingForFirstRequest = Layer.effect(
+      LinkcheckStore,
+      Effect.map(LinkcheckStore, (store): Context.Tag.Service<LinkcheckStore> => ({
+        ...store,
+        transaction: (effect) => Effect.zipRight(firstLinkRequested, store.transaction(effect))
+      }))
+    ).pipe(Layer.provide(layerMemory))
+    return Effect.gen(function*() {
+      const linkChecker = yield* LinkChecker
+      const created = yield* linkChecker.createBatch({ uris, checkedWithin: 0, priority: "high" })
+      const report = yield* waitForCompletion(created.batch.id)
+      expect(report.totals).toMatchObject({ links: uris.length, ok: uris.length })
+      expect(uris.filter((uri) => fleet.requestCount(new URL(uri).pathname + new URL(uri).search) !== 1)).toEqual([])
+    }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, storeWaitingForFirstRequest)))
+  }, { timeout: 60_000 })
 
   it.live("a check run inside a request that finishes a batch's last link completes the batch and sends its webhook", () =>
     Effect.gen(function*() {

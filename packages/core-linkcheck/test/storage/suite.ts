@@ -164,6 +164,74 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
         }))
     })
 
+    describe("createChecks", () => {
+      test("creates one pending check per uri that has none within the window, and returns those", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          yield* store.createCheck({ uri: "https://old.example/", priority: "high", now: start })
+          const recent = yield* store.createCheck({ uri: "https://recent.example/", priority: "high", now: at(50) })
+
+          const created = yield* store.createChecks({
+            uris: ["https://new.example/", "https://old.example/", "https://recent.example/", "https://new.example/"],
+            priority: "low",
+            reuseSince: at(10),
+            now: at(60)
+          })
+          expect(created.map((check) => check.uri).sort()).toEqual(["https://new.example/", "https://old.example/"])
+          for (const check of created) {
+            expect(check).toEqual({
+              id: check.id,
+              uri: check.uri,
+              priority: "low",
+              createdAt: at(60),
+              completedAt: null,
+              result: null
+            })
+            expect(yield* store.findCheck(check.uri, { since: at(60), completedOnly: false })).toEqual(
+              Option.some(check)
+            )
+          }
+          expect(yield* store.findCheck("https://recent.example/", { since: at(10), completedOnly: false })).toEqual(
+            Option.some(recent)
+          )
+        }))
+
+      test("without a window creates a check for every uri, once each", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const earlier = yield* store.createCheck({ uri: "https://a.example/", priority: "high", now: at(50) })
+          const created = yield* store.createChecks({
+            uris: ["https://a.example/", "https://b.example/", "https://a.example/"],
+            priority: "high",
+            reuseSince: null,
+            now: at(60)
+          })
+          expect(created.map((check) => check.uri).sort()).toEqual(["https://a.example/", "https://b.example/"])
+          expect(created.map((check) => check.id)).not.toContain(earlier.id)
+          expect(yield* store.createChecks({ uris: [], priority: "high", reuseSince: null, now: at(60) })).toEqual([])
+        }))
+
+      test("a batch written afterwards takes up the checks created since it was asked for", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const [first] = yield* store.createChecks({
+            uris: ["https://first.example/"],
+            priority: "high",
+            reuseSince: null,
+            now: at(60)
+          })
+          const batch = yield* store.createBatch({
+            uris: ["https://first.example/", "https://second.example/"],
+            priority: "high",
+            reuseSince: at(60),
+            webhook: null,
+            now: at(60)
+          })
+          expect(batch.checks[0]!.id).toBe(first!.id)
+          expect(batch.checks[1]!.id).not.toBe(first!.id)
+        }))
+    })
+
     describe("createBatch", () => {
       test("keeps the order of the uris and gives a uri given twice one check", () =>
         Effect.gen(function*() {
