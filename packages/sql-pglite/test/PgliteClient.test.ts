@@ -38,6 +38,22 @@ layer(PgliteClient.layer({}))("PgliteClient (in memory)", (it) => {
         }
       }))
 
+    it.effect("the event loop turns between the statements of a transaction, so I/O is not held up until COMMIT", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const turnsSeen = yield* sql.withTransaction(Effect.gen(function*() {
+          let turns = 0
+          const seen: Array<number> = []
+          for (let statement = 0; statement < 3; statement++) {
+            setImmediate(() => turns++)
+            yield* sql`SELECT 1`
+            seen.push(turns)
+          }
+          return seen
+        }))
+        expect(turnsSeen).toEqual([1, 2, 3])
+      }))
+
     it.effect("a statement from another fiber waits for an open transaction and does not run inside it", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
