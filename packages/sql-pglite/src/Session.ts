@@ -31,6 +31,17 @@ export const makeSession: Effect.Effect<Session> = Effect.sync(() => {
     Effect.gen(function*() {
       yield* restore(mutex.acquire)
       let held = true
+      let lastTurnAt = performance.now()
+      const eventLoopTurn = Effect.async<void>((resume) => {
+        const turn = setImmediate(() => {
+          lastTurnAt = performance.now()
+          resume(Effect.void)
+        })
+        return Effect.sync(() => clearImmediate(turn))
+      })
+      const turnIfDue = Effect.suspend(() =>
+        performance.now() - lastTurnAt >= STATEMENTS_BETWEEN_TURNS_MS ? eventLoopTurn : Effect.void
+      )
       yield* Effect.addFinalizer(() =>
         Effect.suspend(() => {
           held = false
@@ -38,7 +49,7 @@ export const makeSession: Effect.Effect<Session> = Effect.sync(() => {
         })
       )
       const access: SessionAccess = (effect) =>
-        Effect.suspend(() => held ? Effect.zipRight(eventLoopTurn, effect) : use(effect))
+        Effect.suspend(() => held ? Effect.zipRight(turnIfDue, effect) : use(effect))
       return access
     })
   )
@@ -47,12 +58,10 @@ export const makeSession: Effect.Effect<Session> = Effect.sync(() => {
 
 /**
  * PGlite runs each statement synchronously, so the statements of a transaction, sent one after another, would keep
- * timers and network I/O waiting until COMMIT; a macrotask before each lets them run in between.
+ * timers and network I/O waiting until COMMIT. Once they have held the thread this long since its last turn, the
+ * next statement waits for a macrotask, so that those run in between.
  */
-const eventLoopTurn = Effect.async<void>((resume) => {
-  const turn = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(turn))
-})
+const STATEMENTS_BETWEEN_TURNS_MS = 10
 
 interface Waiter {
   handedOver: boolean
