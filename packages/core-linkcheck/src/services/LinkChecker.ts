@@ -111,14 +111,14 @@ export const linkCheckerFromParts = Layer.effect(
      * workers start on them meanwhile; the batch then takes them up as checks created since the request came. Should
      * the batch fail to be written, those checks still run, and their results serve the caller's retry.
      */
-    const startFirstLinks = (request: BatchRequest, priority: CheckPriority, at: Date) =>
+    const startFirstLinks = (uris: ReadonlyArray<string>, priority: CheckPriority, window: Date | null, at: Date) =>
       Effect.gen(function*() {
-        const uris = [...new Set(request.uris)]
-        if (uris.length <= EARLY_START_LINKS) return false
+        const distinct = [...new Set(uris)]
+        if (distinct.length <= EARLY_START_LINKS) return false
         const started = yield* store.createChecks({
-          uris: uris.slice(0, EARLY_START_LINKS),
+          uris: distinct.slice(0, EARLY_START_LINKS),
           priority,
-          reuseSince: reuseSince(at, request.checkedWithin),
+          reuseSince: window,
           now: at
         })
         if (started.length === 0) return false
@@ -131,11 +131,12 @@ export const linkCheckerFromParts = Layer.effect(
       Effect.gen(function*() {
         const at = yield* now
         const priority = request.priority ?? "high"
-        const startedEarly = yield* startFirstLinks(request, priority, at)
+        const window = reuseSince(at, request.checkedWithin)
+        const startedEarly = yield* startFirstLinks(request.uris, priority, window, at)
         const batch = yield* completion.createBatch({
           uris: request.uris,
           priority,
-          reuseSince: startedEarly ? reuseSince(at, request.checkedWithin) ?? at : reuseSince(at, request.checkedWithin),
+          reuseSince: startedEarly ? window ?? at : window,
           webhook: request.webhook ?? null,
           now: at
         })
