@@ -326,8 +326,10 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
             return yield* Deferred.await(done)
           }
           const enqueued = yield* insertAll(queue, jobs, now, true, ENQUEUE_RACE_RETRIES)
-          // for workers of this copy; other copies are notified when the transaction commits
-          yield* PubSub.publish(enqueuedQueues, queue)
+          // The job is invisible until the caller commits, so a worker of this copy woken now claims nothing: one
+          // statement lost per enqueue. When listening, the commit's notification wakes this copy's workers too;
+          // otherwise they are woken now, in case the commit comes before their claim, and poll
+          if (options.listen === undefined) yield* PubSub.publish(enqueuedQueues, queue)
           return enqueued
         })
 
