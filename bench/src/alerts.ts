@@ -111,6 +111,31 @@ const steadyPosts = (server: ReferenceServer, rate: number) => {
   }
 }
 
+/**
+ * `GET /healthcheck/live` (no database, no caller check) 20 times a second when BENCH_ALERTS_LIVENESS=1: its latency
+ * is how long any request waits for the server's event loop, the floor under the POSTs' latency.
+ */
+const livenessProbe = (server: ReferenceServer) => {
+  if (process.env.BENCH_ALERTS_LIVENESS !== "1") return { stop: () => null }
+  const latencies: Array<number> = []
+  const timer = setInterval(() => {
+    const startedAt = performance.now()
+    fetch(`${server.url}/healthcheck/live`).then((response) => response.arrayBuffer()).then(
+      () => latencies.push(performance.now() - startedAt),
+      () => undefined
+    )
+  }, 50)
+  return {
+    stop: () => {
+      clearInterval(timer)
+      const sorted = Float64Array.from(latencies).sort()
+      return `GET /healthcheck/live during fan-out (the event loop's delay), p50 / p99 ${percentileOfSorted(sorted, 50)?.toFixed(1)} / ${
+        percentileOfSorted(sorted, 99)?.toFixed(1)
+      } ms over ${sorted.length} requests`
+    }
+  }
+}
+
 const peakRssMb = async (pid: number) => {
   try {
     const status = await Fs.readFile(`/proc/${pid}/status`, "utf8")
@@ -228,6 +253,7 @@ const measureCase = async (backend: Backend, database: ServerDatabase, subscribe
         return queued === null ? null : queued + sink.unique
       }
     const posts = steadyPosts(server, settings.postRate)
+    const liveness = livenessProbe(server)
     const postedAt = Date.now()
     let fanOut: Awaited<ReturnType<typeof awaitCount>>
     let postFigures: Awaited<ReturnType<typeof posts.stop>>
@@ -237,6 +263,11 @@ const measureCase = async (backend: Backend, database: ServerDatabase, subscribe
       fanOut = await awaitCount(`${backend} fan-out (emails)`, subscribers, emailsNow, 250)
     } finally {
       postFigures = await posts.stop()
+      const livenessNote = liveness.stop()
+      if (livenessNote !== null) {
+        notes.push(livenessNote)
+        progress(livenessNote)
+      }
     }
     progress(`${backend}: fan-out ${fanOut.reachedAt === null ? "incomplete" : `${((fanOut.reachedAt - postedAt) / 1000).toFixed(2)} s`}; POST p99 ${postFigures.p99Ms?.toFixed(1)} ms`)
     const delivered = await awaitCount(

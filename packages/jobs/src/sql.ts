@@ -2,6 +2,7 @@ import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Deferred, Duration, Effect, Exit, Layer, Option, ParseResult, PubSub, Queue, Schedule, Schema, Stream } from "effect"
 import { newClaimToken } from "./claimToken"
+import type { JobDefinition } from "./definition"
 import type { PreparedJob } from "./prepare"
 import { prepareJobs } from "./prepare"
 import { JobQueueError } from "./errors"
@@ -102,6 +103,33 @@ const itemsJson = (jobs: ReadonlyArray<PreparedJob>) =>
 
 const claimsJson = (claims: ReadonlyArray<JobClaim>) =>
   JSON.stringify(claims.map((claim) => ({ id: claim.id, token: claim.claimToken })))
+
+/**
+ * For a caller that writes a row and the job about it in one statement, one round trip, without a transaction: a CTE
+ * named `enqueued_jobs` that enqueues one job of `definition` with `payload` for each row of the caller's earlier
+ * CTE `source` (none when it has no row), to follow the caller's own CTEs after a comma. Workers of every copy are
+ * woken at commit (`NOTIFY`), as by an enqueue in a transaction. Only for a queue that is `layerSql` on the same
+ * database; the caller names nothing of the jobs table but this CTE.
+ */
+export const enqueueForEachRow = <A, I>(
+  definition: JobDefinition<A, I>,
+  payload: A,
+  source: string
+) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient
+    const [job] = yield* prepareJobs(definition, [{ payload }])
+    const now = yield* Clock.currentTimeMillis
+    // pg_notify in a filter runs once per statement; as a target of an unused column it might not run at all
+    return sql`enqueued_jobs AS (
+      INSERT INTO jobs.jobs (queue, payload, state, priority, run_at, max_attempts, created_at)
+      SELECT ${definition.queue}, ${job!.payloadJson}::jsonb, 'queued', ${job!.priority}, ${toIso(job!.runAt)}::timestamptz,
+        ${job!.maxAttempts}, ${toIso(now)}::timestamptz
+      FROM ${sql(source)}
+      WHERE pg_notify(${NOTIFY_CHANNEL}, ${definition.queue})::text = ''
+      RETURNING id
+    )`
+  })
 
 export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, never, SqlClient> =>
   Layer.scoped(
@@ -326,8 +354,10 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
             return yield* Deferred.await(done)
           }
           const enqueued = yield* insertAll(queue, jobs, now, true, ENQUEUE_RACE_RETRIES)
-          // for workers of this copy; other copies are notified when the transaction commits
-          yield* PubSub.publish(enqueuedQueues, queue)
+          // The job is invisible until the caller commits, so a worker of this copy woken now claims nothing: one
+          // statement lost per enqueue. When listening, the commit's notification wakes this copy's workers too;
+          // otherwise they are woken now, in case the commit comes before their claim, and poll
+          if (options.listen === undefined) yield* PubSub.publish(enqueuedQueues, queue)
           return enqueued
         })
 

@@ -471,6 +471,37 @@ export const jobQueueSuite = (
         }))
     }
 
+    if (options.transactional) {
+      test("a worker woken by an enqueue in a transaction claims after the commit, not before it for nothing", () =>
+        Effect.gen(function*() {
+          const jobs = yield* JobQueue
+          const inTransaction = Option.getOrThrow((yield* TestBackend).transaction)
+          const handled = yield* Ref.make<ReadonlyArray<string>>([])
+          const claims = yield* Ref.make(0)
+          const countingClaims = JobQueue.of({
+            ...jobs,
+            claim: (claimOptions) => Effect.zipRight(Ref.update(claims, (n) => n + 1), jobs.claim(claimOptions))
+          })
+          yield* jobs.enqueue(email, { to: "before" })
+          yield* Effect.forkScoped(
+            runWorker(email, ({ to }) => Ref.update(handled, (all) => [...all, to]), { pollInterval: "1 hour" }).pipe(
+              Effect.provideService(JobQueue, countingClaims)
+            )
+          )
+          yield* eventually(Effect.map(Ref.get(handled), (all) => all.length === 1), { what: "the first job" })
+          yield* realPause(300)
+          const claimsBefore = yield* Ref.get(claims)
+          yield* inTransaction(
+            jobs.enqueue(email, { to: "committed" }).pipe(
+              Effect.zipLeft(realPause(300)),
+              Effect.zipLeft(Effect.flatMap(Ref.get(claims), (n) => Effect.sync(() => expect(n).toBe(claimsBefore))))
+            )
+          )
+          yield* eventually(Effect.map(Ref.get(handled), (all) => all.length === 2), { what: "a wake-up after commit" })
+          expect(yield* Ref.get(handled)).toEqual(["before", "committed"])
+        }))
+    }
+
     test("two workers on two copies run each of 240 jobs exactly once, never twice at the same time", () =>
       Effect.gen(function*() {
         const jobs = yield* JobQueue

@@ -195,11 +195,13 @@ export const alertsFromParts = Layer.effect(
             missing.map((field) => [field, "a notification needs a subject and a body, or a title"])
           ))
         }
-        return yield* store.transaction(Effect.gen(function*() {
-          const recorded = yield* store.insertNotification(notification)
-          yield* jobs.enqueue(fanOutJob, { notificationId: recorded.id })
-          return recorded
-        })).pipe(
+        const recordWithJob = store.insertNotificationAndFanOutJob ?? ((notification: NewNotification) =>
+          store.transaction(Effect.gen(function*() {
+            const recorded = yield* store.insertNotification(notification)
+            yield* jobs.enqueue(fanOutJob, { notificationId: recorded.id })
+            return recorded
+          })))
+        return yield* recordWithJob(notification).pipe(
           Effect.catchTag("DuplicateContentChange", () =>
             Effect.fail(new ContentChangeAlreadyReceived({ error: "Content change already received" })))
         )

@@ -166,6 +166,15 @@ export class AlertsStore extends Context.Tag("@civicstack/core-alerts/AlertsStor
   readonly insertNotification: (
     notification: NewNotification
   ) => Effect.Effect<Notification, StoreError | DuplicateContentChange>
+  /**
+   * As `insertNotification`, and the job that fans it out (`fanOutJob`) with it, both or neither, in one statement:
+   * a single round trip instead of a transaction's four. Only where the store and the job queue share a database (the
+   * SQL store with `@civicstack/jobs`' `layerSql`, as the host provides); absent elsewhere, where the service records
+   * both in a transaction of the store.
+   */
+  readonly insertNotificationAndFanOutJob?: (
+    notification: NewNotification
+  ) => Effect.Effect<Notification, StoreError | DuplicateContentChange>
   /** The ids (ascending) of the lists the notification matches (`listMatches`). */
   readonly matchingListIds: (notification: NotificationFacts) => Effect.Effect<ReadonlyArray<number>, StoreError>
 }>() {}

@@ -1,14 +1,17 @@
+import { enqueueForEachRow } from "@civicstack/jobs"
+import type * as Statement from "@effect/sql/Statement"
 import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import type { Context } from "effect"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { Criteria, keyedRecord } from "../api/criteria"
+import { fanOutJob } from "../delivery/fanOutJob"
 import { EndedReason, Frequency, SubscriptionSource } from "../api/records"
 import type { EmailAddress } from "../domain/address"
 import { byCodeUnit, criteriaDigest, criteriaToStored, normaliseCriteria } from "../domain/criteria"
 import type { ListCriteria } from "../domain/criteria"
-import type { Notification, Subscriber, SubscriberList, Subscription } from "../domain/records"
+import type { NewNotification, Notification, Subscriber, SubscriberList, Subscription } from "../domain/records"
 import { firstFreeSlug, slugify } from "../domain/slug"
 import { AddressTaken, AlertsStore, DuplicateContentChange, StoreError } from "./AlertsStore"
 import type { Subscribed } from "./AlertsStore"
@@ -178,6 +181,41 @@ export const makeSqlStore = Effect.gen(function*() {
             failure instanceof CallerFailure ? failure.error : storeError("transaction")(failure)
           )
         ))
+
+  /**
+   * Inserts the notification, and whatever `alongside` adds to the same statement (CTEs after `recorded`, the
+   * inserted row), so that they are written together or not at all.
+   */
+  const recordNotification = (
+    notification: NewNotification,
+    operation: string,
+    alongside: (id: string) => Effect.Effect<Statement.Fragment | null, StoreError>
+  ) =>
+    Effect.gen(function*() {
+      const createdAt = yield* now
+      const recorded: Notification = { ...notification, id: randomUUID(), createdAt }
+      const more = yield* alongside(recorded.id)
+      const inserted = yield* firstRow(operation, InsertedRow, sql`
+        WITH recorded AS (
+          INSERT INTO alerts.notifications (id, subject, body, title, description, change_note, tags, links,
+            document_type, email_document_supertype, government_document_supertype, content_id, base_path,
+            public_updated_at, publishing_app, from_address_id, urgent, priority, header, footer, footnote, created_at)
+          VALUES (${recorded.id}, ${recorded.subject}, ${recorded.body}, ${recorded.title}, ${recorded.description},
+            ${recorded.changeNote}, ${factsJson(recorded.tags)}::jsonb, ${factsJson(recorded.links)}::jsonb,
+            ${recorded.documentType}, ${recorded.emailDocumentSupertype}, ${recorded.governmentDocumentSupertype},
+            ${recorded.contentId}, ${recorded.basePath}, ${timestamp(recorded.publicUpdatedAt)}::timestamptz,
+            ${recorded.publishingApp}, ${recorded.fromAddressId}, ${recorded.urgent}, ${recorded.priority},
+            ${recorded.header}, ${recorded.footer}, ${recorded.footnote}, ${timestamp(createdAt)}::timestamptz)
+          ON CONFLICT DO NOTHING
+          RETURNING id
+        )${more === null ? sql`` : sql`, ${more}`}
+        SELECT id FROM recorded`)
+      if (Option.isSome(inserted)) return recorded
+      const { basePath, contentId, publicUpdatedAt } = notification
+      return contentId !== null && basePath !== null && publicUpdatedAt !== null
+        ? yield* new DuplicateContentChange({ contentId, basePath, publicUpdatedAt })
+        : yield* storeError(operation)("no row inserted")
+    })
 
   const listColumns = sql.unsafe(`id, title, slug, criteria_digest, tags, links, document_type,
     email_document_supertype, government_document_supertype, content_id, created_at, updated_at`)
@@ -508,28 +546,13 @@ export const makeSqlStore = Effect.gen(function*() {
         return Option.all({ list, subscriber }).pipe(Option.map((both) => ({ subscription, ...both })))
       }),
 
-    insertNotification: (notification) =>
-      Effect.gen(function*() {
-        const createdAt = yield* now
-        const recorded: Notification = { ...notification, id: randomUUID(), createdAt }
-        const inserted = yield* firstRow("insertNotification", InsertedRow, sql`
-          INSERT INTO alerts.notifications (id, subject, body, title, description, change_note, tags, links,
-            document_type, email_document_supertype, government_document_supertype, content_id, base_path,
-            public_updated_at, publishing_app, from_address_id, urgent, priority, header, footer, footnote, created_at)
-          VALUES (${recorded.id}, ${recorded.subject}, ${recorded.body}, ${recorded.title}, ${recorded.description},
-            ${recorded.changeNote}, ${factsJson(recorded.tags)}::jsonb, ${factsJson(recorded.links)}::jsonb,
-            ${recorded.documentType}, ${recorded.emailDocumentSupertype}, ${recorded.governmentDocumentSupertype},
-            ${recorded.contentId}, ${recorded.basePath}, ${timestamp(recorded.publicUpdatedAt)}::timestamptz,
-            ${recorded.publishingApp}, ${recorded.fromAddressId}, ${recorded.urgent}, ${recorded.priority},
-            ${recorded.header}, ${recorded.footer}, ${recorded.footnote}, ${timestamp(createdAt)}::timestamptz)
-          ON CONFLICT DO NOTHING
-          RETURNING id`)
-        if (Option.isSome(inserted)) return recorded
-        const { basePath, contentId, publicUpdatedAt } = notification
-        return contentId !== null && basePath !== null && publicUpdatedAt !== null
-          ? yield* new DuplicateContentChange({ contentId, basePath, publicUpdatedAt })
-          : yield* storeError("insertNotification")("no row inserted")
-      }),
+    insertNotification: (notification) => recordNotification(notification, "insertNotification", () => Effect.succeed(null)),
+    insertNotificationAndFanOutJob: (notification) =>
+      recordNotification(notification, "insertNotificationAndFanOutJob", (id) =>
+        enqueueForEachRow(fanOutJob, { notificationId: id }, "recorded").pipe(
+          Effect.provideService(SqlClient, sql),
+          Effect.mapError(storeError("insertNotificationAndFanOutJob"))
+        )),
     matchingListIds: (notification) => {
       const tags = factsJson(notification.tags)
       const links = factsJson(notification.links)

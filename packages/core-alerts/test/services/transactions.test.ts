@@ -1,5 +1,6 @@
 import { JobQueue, JobQueueError, layerSql as jobQueueSql } from "@civicstack/jobs"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql/SqlClient"
 import { Duration, Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
 import { EmailQueue } from "../../src/delivery/EmailQueue"
 import { fanOutJob } from "../../src/delivery/fanOutJob"
@@ -7,7 +8,7 @@ import { serviceWithQueue } from "../../src/layers"
 import { emailStoreSql } from "../../src/delivery/storage/sql"
 import { Alerts } from "../../src/services/Alerts"
 import { AlertsParts } from "../../src/services/AlertsParts"
-import { StoreError } from "../../src/storage/AlertsStore"
+import { AlertsStore, StoreError } from "../../src/storage/AlertsStore"
 import { layerSql as storeSql } from "../../src/storage/sql"
 import { keyedRecord } from "../../src/api/criteria"
 import { listCriteriaFromWire, notificationFromWire } from "../../src/wire"
@@ -44,6 +45,18 @@ const service = serviceWithQueue({ authTokenSecret: Redacted.make("x".repeat(40)
   Layer.provide(pglite.database)
 )
 
+/** The SQL store without its one-statement notification and job: the service records them in a transaction instead. */
+const storeWithoutOneStatement = Layer.effect(
+  AlertsStore,
+  Effect.map(AlertsStore, ({ insertNotificationAndFanOutJob: _, ...store }) => store)
+).pipe(Layer.provide(storeSql))
+
+const serviceOverTransaction = serviceWithQueue({ authTokenSecret: Redacted.make("x".repeat(40)) }).pipe(
+  Layer.provide(Layer.mergeAll(storeWithoutOneStatement, emailStoreSql, failingJobQueue, failingEmailQueue)),
+  Layer.provide(emptyTables),
+  Layer.provide(pglite.database)
+)
+
 const change = notificationFromWire(Schema.decodeUnknownSync(CreateNotificationBody)({
   title: "A change",
   content_id: "c-1",
@@ -52,7 +65,27 @@ const change = notificationFromWire(Schema.decodeUnknownSync(CreateNotificationB
 }))
 
 describe("what the service does in one transaction (PGlite)", () => {
-  it.effect("a notification whose fan-out job cannot be enqueued is not recorded either", () =>
+  it.effect("a notification whose fan-out job cannot be written by its statement is not recorded either", () =>
+    Effect.gen(function*() {
+      const alerts = yield* Alerts
+      const { jobs } = yield* AlertsParts
+      const sql = yield* SqlClient
+      yield* sql.unsafe(`ALTER TABLE jobs.jobs ADD CONSTRAINT no_fan_out_jobs CHECK (queue <> '${fanOutJob.queue}') NOT VALID`)
+      const failed = yield* Effect.exit(alerts.queueNotification(change))
+      yield* sql`ALTER TABLE jobs.jobs DROP CONSTRAINT no_fan_out_jobs`
+      expect(Exit.isFailure(failed)).toBe(true)
+      expect(yield* jobs.stats).toEqual([])
+
+      // had the first been recorded, this would be a duplicate content change
+      const recorded = yield* alerts.queueNotification(change)
+      const [claimed] = yield* jobs.claim({ queue: fanOutJob.queue, workerId: "test", limit: 10, leaseDuration: Duration.minutes(1) })
+      expect(claimed?.payload).toEqual({ notificationId: recorded.id })
+      const again = yield* Effect.flip(alerts.queueNotification(change))
+      expect(again._tag).toBe("ContentChangeAlreadyReceived")
+      expect((yield* jobs.stats).map((stats) => stats.queued + stats.running)).toEqual([1])
+    }).pipe(Effect.provide(Layer.merge(service, pglite.database))))
+
+  it.effect("over a store without the one statement, a notification whose fan-out job cannot be enqueued is not recorded either", () =>
     Effect.gen(function*() {
       const alerts = yield* Alerts
       const { jobs } = yield* AlertsParts
@@ -68,7 +101,7 @@ describe("what the service does in one transaction (PGlite)", () => {
       expect(claimed?.payload).toEqual({ notificationId: recorded.id })
       const again = yield* Effect.flip(alerts.queueNotification(change))
       expect(again._tag).toBe("ContentChangeAlreadyReceived")
-    }).pipe(Effect.provide(service)))
+    }).pipe(Effect.provide(serviceOverTransaction)))
 
   it.effect("an auth token whose email cannot be queued does not reactivate the subscriber", () =>
     Effect.gen(function*() {
