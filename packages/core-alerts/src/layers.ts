@@ -16,7 +16,8 @@ import type { AlertsSettings } from "./settings"
 import { defaultAlertsSettings } from "./settings"
 import { AlertsStore } from "./storage/AlertsStore"
 import { layerMemory as storeMemory } from "./storage/memory"
-import { layerSql as storeSql } from "./storage/sql"
+import { sqlStoreLayer } from "./storage/sql"
+import type { SqlStoreOptions } from "./storage/sql"
 
 const partsLayer = (settings: Partial<AlertsSettings>) =>
   Layer.effect(
@@ -60,12 +61,14 @@ export const memoryPorts: Layer.Layer<AlertsStore | EmailStore | JobQueue> = Lay
 
 /**
  * The email alert service over an `SqlClient` (PostgreSQL, or PGlite embedded) and the host's job queue. Run
- * `migrate` first. Add `workers` in the copies that should fan out notifications and send emails.
+ * `migrate` first. Add `workers` in the copies that should fan out notifications and send emails. Say
+ * `jobQueueInSameDatabase` when the job queue is `@civicstack/jobs`' `layerSql` on the same database.
  */
 export const layerSql = (
-  settings: Partial<AlertsSettings> = {}
+  settings: Partial<AlertsSettings> = {},
+  database: SqlStoreOptions = {}
 ): Layer.Layer<Alerts | AlertsOperations | AlertsParts, never, SqlClient | JobQueue> =>
-  serviceOver(settings).pipe(Layer.provide(Layer.merge(storeSql, emailStoreSql)))
+  serviceOver(settings).pipe(Layer.provide(Layer.merge(sqlStoreLayer(database), emailStoreSql)))
 
 /** The email alert service in memory, with a job queue of its own: for tests, scripts and the CLI. */
 export const layerMemory = (

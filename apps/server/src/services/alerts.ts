@@ -56,7 +56,7 @@ export const alertsServiceLayer = (config: ServerConfig) =>
         // wait for the chunk in progress, so chunks are small there
         ...(config.database._tag === "Pglite" ? { fanOutChunkSize: PGLITE_FAN_OUT_CHUNK_SIZE } : {})
       }
-    })
+    }, { jobQueueInSameDatabase: true })
   }))
 
 /** The email alert service of this copy: routes behind `access`, workers sending through the configured provider. */

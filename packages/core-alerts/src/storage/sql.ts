@@ -157,7 +157,16 @@ const storeError = (operation: string) => (cause: unknown) =>
 
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
-export const makeSqlStore = Effect.gen(function*() {
+export interface SqlStoreOptions {
+  /**
+   * The host's job queue is `@civicstack/jobs`' `layerSql` on this same database (as in the reference server): a
+   * notification and its fan-out job are then written by one statement, one round trip instead of a transaction's
+   * four. Left off, the service writes them in a transaction through the job queue, whatever it is.
+   */
+  readonly jobQueueInSameDatabase?: boolean
+}
+
+export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(function*() {
   const sql = yield* SqlClient
 
   /** Runs a query, decoding its rows; database and decoding failures become a `StoreError`. */
@@ -547,12 +556,16 @@ export const makeSqlStore = Effect.gen(function*() {
       }),
 
     insertNotification: (notification) => recordNotification(notification, "insertNotification", () => Effect.succeed(null)),
-    insertNotificationAndFanOutJob: (notification) =>
-      recordNotification(notification, "insertNotificationAndFanOutJob", (id) =>
-        enqueueForEachRow(fanOutJob, { notificationId: id }, "recorded").pipe(
-          Effect.provideService(SqlClient, sql),
-          Effect.mapError(storeError("insertNotificationAndFanOutJob"))
-        )),
+    ...(options.jobQueueInSameDatabase === true
+      ? {
+        insertNotificationAndFanOutJob: (notification: NewNotification) =>
+          recordNotification(notification, "insertNotificationAndFanOutJob", (id) =>
+            enqueueForEachRow(fanOutJob, { notificationId: id }, "recorded").pipe(
+              Effect.provideService(SqlClient, sql),
+              Effect.mapError(storeError("insertNotificationAndFanOutJob"))
+            ))
+      }
+      : {}),
     matchingListIds: (notification) => {
       const tags = factsJson(notification.tags)
       const links = factsJson(notification.links)
@@ -590,4 +603,8 @@ export const makeSqlStore = Effect.gen(function*() {
 })
 
 /** The store over the host's `SqlClient` (PostgreSQL, or PGlite embedded); run `migrate` first. */
-export const layerSql: Layer.Layer<AlertsStore, never, SqlClient> = Layer.effect(AlertsStore, makeSqlStore)
+export const sqlStoreLayer = (options: SqlStoreOptions): Layer.Layer<AlertsStore, never, SqlClient> =>
+  Layer.effect(AlertsStore, makeSqlStore(options))
+
+/** `sqlStoreLayer` with every option left off. */
+export const layerSql: Layer.Layer<AlertsStore, never, SqlClient> = sqlStoreLayer({})

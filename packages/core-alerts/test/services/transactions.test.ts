@@ -8,8 +8,8 @@ import { serviceWithQueue } from "../../src/layers"
 import { emailStoreSql } from "../../src/delivery/storage/sql"
 import { Alerts } from "../../src/services/Alerts"
 import { AlertsParts } from "../../src/services/AlertsParts"
-import { AlertsStore, StoreError } from "../../src/storage/AlertsStore"
-import { layerSql as storeSql } from "../../src/storage/sql"
+import { StoreError } from "../../src/storage/AlertsStore"
+import { layerSql as storeSql, sqlStoreLayer } from "../../src/storage/sql"
 import { keyedRecord } from "../../src/api/criteria"
 import { listCriteriaFromWire, notificationFromWire } from "../../src/wire"
 import { CreateNotificationBody } from "../../src/api/requests"
@@ -39,20 +39,21 @@ const failingEmailQueue = Layer.succeed(EmailQueue, {
   figures: Effect.succeed({ size: 0, oldestImmediatePendingSince: null })
 })
 
+/** With the job queue on the same database, as the reference server has it: a notification and its job in one statement. */
 const service = serviceWithQueue({ authTokenSecret: Redacted.make("x".repeat(40)) }).pipe(
-  Layer.provide(Layer.mergeAll(storeSql, emailStoreSql, failingJobQueue, failingEmailQueue)),
+  Layer.provide(Layer.mergeAll(
+    sqlStoreLayer({ jobQueueInSameDatabase: true }),
+    emailStoreSql,
+    failingJobQueue,
+    failingEmailQueue
+  )),
   Layer.provide(emptyTables),
   Layer.provide(pglite.database)
 )
 
-/** The SQL store without its one-statement notification and job: the service records them in a transaction instead. */
-const storeWithoutOneStatement = Layer.effect(
-  AlertsStore,
-  Effect.map(AlertsStore, ({ insertNotificationAndFanOutJob: _, ...store }) => store)
-).pipe(Layer.provide(storeSql))
-
+/** Without it: the service writes them in a transaction. */
 const serviceOverTransaction = serviceWithQueue({ authTokenSecret: Redacted.make("x".repeat(40)) }).pipe(
-  Layer.provide(Layer.mergeAll(storeWithoutOneStatement, emailStoreSql, failingJobQueue, failingEmailQueue)),
+  Layer.provide(Layer.mergeAll(storeSql, emailStoreSql, failingJobQueue, failingEmailQueue)),
   Layer.provide(emptyTables),
   Layer.provide(pglite.database)
 )
