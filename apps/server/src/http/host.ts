@@ -139,7 +139,8 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
       readBody(request, (body) => {
         const method = request.method ?? "POST"
         const url = request.url ?? "/"
-        const fiber = runFork(form.answer(fastFormRequest(request, body)).pipe(
+        // suspended, so that anything thrown while the answer is made is a defect, answered as the stack would
+        const fiber = runFork(Effect.suspend(() => form.answer(fastFormRequest(request, body))).pipe(
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause)
               ? Effect.failCause(cause)
@@ -151,7 +152,9 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
           )
         ))
         fiber.addObserver((exit) => {
-          if (Exit.isFailure(exit) || response.destroyed) return
+          if (response.destroyed) return
+          // only an interruption fails here: the host is stopping, and the connection is not left hanging
+          if (Exit.isFailure(exit)) return void response.destroy()
           // draining began while it was answered: the client goes elsewhere next
           if (drainingBegan) response.shouldKeepAlive = false
           writeAnswer(response, exit.value)
