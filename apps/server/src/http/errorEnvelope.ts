@@ -41,6 +41,48 @@ const isStorageFailure = (cause: Cause.Cause<unknown>) =>
     Predicate.isTagged(error, "JobQueueError")
   )
 
+/** An answer of the host's own, before it is a response: its JSON body, status and headers. */
+export interface EnvelopeAnswer {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: { readonly error: string; readonly details?: Record<string, unknown> }
+}
+
+/**
+ * The answer to a request that failed unexpectedly: 503 with `Retry-After` when it failed on storage and the database
+ * cannot be reached, else 500 with a request id, logged with its cause. For the HTTP stack and for the answers given
+ * before it.
+ */
+export const makeUnexpectedAnswer = Effect.map(SqlClient.SqlClient, (sql) => {
+  const databaseAnswers = sql`SELECT 1`.pipe(
+    Effect.timeout(DATABASE_PROBE_TIMEOUT),
+    Effect.as(true),
+    Effect.orElseSucceed(() => false)
+  )
+  return (request: { readonly method: string; readonly url: string }, cause: Cause.Cause<unknown>) =>
+    Effect.gen(function*() {
+      if (isStorageFailure(cause) && !(yield* databaseAnswers)) {
+        yield* Effect.logWarning("Request refused: the database cannot be reached").pipe(
+          Effect.annotateLogs({ method: request.method, url: request.url })
+        )
+        return {
+          status: 503,
+          headers: { "retry-after": String(RETRY_AFTER_SECONDS) },
+          body: { error: "The service cannot reach its database; try again shortly" }
+        } satisfies EnvelopeAnswer
+      }
+      const requestId = crypto.randomUUID()
+      yield* Effect.logError("Request failed unexpectedly", cause).pipe(
+        Effect.annotateLogs({ requestId, method: request.method, url: request.url })
+      )
+      return {
+        status: 500,
+        headers: { "x-request-id": requestId },
+        body: { error: "Something went wrong on our side; it has been logged", details: { request_id: requestId } }
+      } satisfies EnvelopeAnswer
+    })
+})
+
 /**
  * The host's answers for every request the API's own handlers do not answer: the body limit (on the bytes read,
  * chunked or not), 400 for bad input, 404 and 405 with `Allow`, 503 with `Retry-After` while the database cannot be
@@ -49,13 +91,8 @@ const isStorageFailure = (cause: Cause.Cause<unknown>) =>
  */
 export const requestGuard = (api: HttpApi.HttpApi<string, HttpApiGroup.HttpApiGroup.Any, any, any>) =>
   HttpApiBuilder.middleware(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const unexpectedAnswer = yield* makeUnexpectedAnswer
     const methodsOf = methodTable(api)
-    const databaseAnswers = sql`SELECT 1`.pipe(
-      Effect.timeout(DATABASE_PROBE_TIMEOUT),
-      Effect.as(true),
-      Effect.orElseSucceed(() => false)
-    )
 
     /**
      * Reads the body once, before any handler: the library keeps the text for the payload decoders, and a body over
@@ -75,27 +112,8 @@ export const requestGuard = (api: HttpApi.HttpApi<string, HttpApiGroup.HttpApiGr
       })
 
     const unexpected = (request: HttpServerRequest.HttpServerRequest, cause: Cause.Cause<unknown>) =>
-      Effect.gen(function*() {
-        if (isStorageFailure(cause) && !(yield* databaseAnswers)) {
-          yield* Effect.logWarning("Request refused: the database cannot be reached").pipe(
-            Effect.annotateLogs({ method: request.method, url: request.url })
-          )
-          return HttpServerResponse.setHeader(
-            envelope(503, "The service cannot reach its database; try again shortly"),
-            "retry-after",
-            String(RETRY_AFTER_SECONDS)
-          )
-        }
-        const requestId = crypto.randomUUID()
-        yield* Effect.logError("Request failed unexpectedly", cause).pipe(
-          Effect.annotateLogs({ requestId, method: request.method, url: request.url })
-        )
-        return HttpServerResponse.setHeader(
-          envelope(500, "Something went wrong on our side; it has been logged", { request_id: requestId }),
-          "x-request-id",
-          requestId
-        )
-      })
+      Effect.map(unexpectedAnswer(request, cause), ({ body, headers, status }) =>
+        HttpServerResponse.unsafeJson(body, { status, headers }))
 
     return (app) =>
       Effect.gen(function*() {

@@ -6,7 +6,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Deferred, Duration, Effect, Exit, FiberRef, Layer, LogLevel, Option, Runtime } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, FiberRef, Layer, LogLevel, Option, Runtime } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
@@ -15,7 +15,17 @@ import type { ServiceSlot, SlotContext } from "../services/slot"
 import { apiLayer } from "./api"
 import { LimitedIncomingMessage } from "./bodyLimit"
 import { Draining } from "./draining"
-import { answerFast, FastAnswers, fastAnswersServed } from "./fastAnswers"
+import { makeUnexpectedAnswer } from "./errorEnvelope"
+import {
+  answerFast,
+  FastAnswers,
+  fastAnswersServed,
+  formAnswerFor,
+  fastFormRequest,
+  readBody,
+  writeAnswer
+} from "./fastAnswers"
+import type { FastFormAnswer, FastResponse } from "./fastAnswers"
 
 const createNodeServer = (tls: ServerConfig["tls"]): Http.Server =>
   tls === undefined
@@ -97,14 +107,18 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
   }))
 
   /**
-   * Requests a slot can answer from memory are answered before the HTTP stack sees them, with the stack's access log
-   * line. Not while draining: those answers must close their connections, which the stack's path does.
+   * Requests a slot can answer from memory, or from a small form body with the code of their route, are answered
+   * before the HTTP stack sees them, with the stack's access log line. Not while draining: those answers must close
+   * their connections, which the stack's path does.
    */
   const fastPath = Layer.scopedDiscard(Effect.gen(function*() {
     const answers = yield* (yield* FastAnswers).all
-    if (answers.length === 0) return
+    const forms = new Map((yield* (yield* FastAnswers).forms).flatMap((form) => form.paths.map((path) => [path, form])))
+    if (answers.length === 0 && forms.size === 0) return
     const draining = yield* Draining
+    const unexpectedAnswer = yield* makeUnexpectedAnswer
     const runtime = yield* Effect.runtime<never>()
+    const runFork = Runtime.runFork(runtime)
     const logsAnswers = LogLevel.greaterThanEqual(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))
     const logAnswer = (request: Http.IncomingMessage, status: number) => {
       fastAnswersServed.unsafeUpdate(1, [])
@@ -119,12 +133,49 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
     yield* draining.onBegin(Effect.sync(() => {
       drainingBegan = true
     }))
+
+    /** As the stack does, a client that goes away before its answer interrupts the work done for it. */
+    const answerForm = (form: FastFormAnswer, request: Http.IncomingMessage, response: Http.ServerResponse) =>
+      readBody(request, (body) => {
+        const method = request.method ?? "POST"
+        const url = request.url ?? "/"
+        // suspended, so that anything thrown while the answer is made is a defect, answered as the stack would
+        const fiber = runFork(Effect.suspend(() => form.answer(fastFormRequest(request, body))).pipe(
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.failCause(cause)
+              : Effect.map(unexpectedAnswer({ method, url }, cause), (answer): FastResponse => ({
+                status: answer.status,
+                headers: { ...answer.headers, "content-type": "application/json; charset=utf-8" },
+                body: JSON.stringify(answer.body)
+              }))
+          )
+        ))
+        fiber.addObserver((exit) => {
+          if (response.destroyed) return
+          // only an interruption fails here: the host is stopping, and the connection is not left hanging
+          if (Exit.isFailure(exit)) return void response.destroy()
+          // draining began while it was answered: the client goes elsewhere next
+          if (drainingBegan) response.shouldKeepAlive = false
+          writeAnswer(response, exit.value)
+          logAnswer(request, exit.value.status)
+        })
+        response.on("close", () => {
+          if (!response.writableEnded) fiber.unsafeInterruptAsFork(fiber.id())
+        })
+      })
+
     const emit = server.emit
     server.emit = function(this: Http.Server, event: string, ...args: Array<any>) {
       if (event === "request" && !drainingBegan) {
         const answered = answerFast(answers, args[0], args[1])
         if (answered !== undefined) {
           logAnswer(args[0], answered.status)
+          return true
+        }
+        const form = forms.size === 0 ? undefined : formAnswerFor(forms, args[0])
+        if (form !== undefined) {
+          answerForm(form, args[0], args[1])
           return true
         }
       }

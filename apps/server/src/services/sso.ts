@@ -103,7 +103,18 @@ export const ssoSlot = (config: ServerConfig, service: ReturnType<typeof ssoServ
     workers: Sso.workers.pipe(Layer.provide(service)),
     fastAnswers: Layer.effectDiscard(Effect.gen(function*() {
       const oauth = yield* Sso.OAuthServer
-      yield* (yield* FastAnswers).add((request) => {
+      const fastAnswers = yield* FastAnswers
+      const tokenAnswer = yield* Sso.tokenEndpoint
+      yield* fastAnswers.addForm({
+        paths: Sso.TOKEN_PATHS,
+        answer: (request) =>
+          Effect.map(tokenAnswer(request), ({ body, headers, status }) => ({
+            status,
+            headers: { ...headers, "content-type": "application/json; charset=utf-8" },
+            body
+          }))
+      })
+      yield* fastAnswers.add((request) => {
         if (request.method !== "GET" || request.pathname !== "/user.json") return undefined
         const clientIds = request.query.getAll("client_id")
         if (clientIds.length > 1 || [...request.query.keys()].some((name) => name !== "client_id")) return undefined

@@ -2,14 +2,16 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect, Either, Option } from "effect"
 
 /** The address failures are counted under: the proxy's `X-Forwarded-For` client when trusted, else the peer. */
-export const clientAddress = (request: HttpServerRequest.HttpServerRequest, trustProxy: boolean): string => {
-  const forwarded = request.headers["x-forwarded-for"]
-  if (trustProxy && forwarded !== undefined) {
-    const first = forwarded.split(",")[0]?.trim()
+export const addressOf = (forwardedFor: string | undefined, remoteAddress: string | undefined, trustProxy: boolean) => {
+  if (trustProxy && forwardedFor !== undefined) {
+    const first = forwardedFor.split(",")[0]?.trim()
     if (first !== undefined && first !== "") return first
   }
-  return Option.getOrElse(request.remoteAddress, () => "unknown")
+  return remoteAddress ?? "unknown"
 }
+
+export const clientAddress = (request: HttpServerRequest.HttpServerRequest, trustProxy: boolean): string =>
+  addressOf(request.headers["x-forwarded-for"], Option.getOrUndefined(request.remoteAddress), trustProxy)
 
 export const header = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined =>
   request.headers[name]
@@ -31,17 +33,43 @@ export const singleValues = (
   return Either.right(values)
 }
 
+const FORM_TYPE = "application/x-www-form-urlencoded"
+
+/**
+ * The parameters of an `application/x-www-form-urlencoded` body, each once; `body` is `undefined` when it could not be
+ * read. The content type is checked first: a body of another type is not read.
+ */
+export const formOf = (
+  contentType: string | undefined,
+  body: string | undefined
+): Either.Either<Record<string, string>, FormProblem> => {
+  if (!(contentType ?? "").toLowerCase().startsWith(FORM_TYPE)) {
+    return Either.left({ description: "The body must be application/x-www-form-urlencoded" })
+  }
+  if (body === undefined) return Either.left({ description: "The body could not be read" })
+  return singleValues(new URLSearchParams(body))
+}
+
+const isForm = (request: HttpServerRequest.HttpServerRequest) =>
+  (request.headers["content-type"] ?? "").toLowerCase().startsWith(FORM_TYPE)
+
+/** The body of a form request (none read when it is not a form), `undefined` when it could not be read. */
+const formBody = (request: HttpServerRequest.HttpServerRequest) =>
+  isForm(request) ? Effect.map(Effect.option(request.text), Option.getOrUndefined) : Effect.succeed(undefined)
+
+/** What the form endpoints read of a request, its body included. */
+export const formRequestOf = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.map(formBody(request), (body) => ({
+    body,
+    contentType: request.headers["content-type"],
+    authorization: request.headers.authorization,
+    forwardedFor: request.headers["x-forwarded-for"],
+    remoteAddress: Option.getOrUndefined(request.remoteAddress)
+  }))
+
 /** An `application/x-www-form-urlencoded` body, each parameter once. */
 export const readForm = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.gen(function*() {
-    const contentType = (request.headers["content-type"] ?? "").toLowerCase()
-    if (!contentType.startsWith("application/x-www-form-urlencoded")) {
-      return Either.left<FormProblem>({ description: "The body must be application/x-www-form-urlencoded" })
-    }
-    const body = yield* Effect.either(request.urlParamsBody)
-    if (Either.isLeft(body)) return Either.left<FormProblem>({ description: "The body could not be read" })
-    return singleValues(body.right)
-  })
+  Effect.map(formBody(request), (body) => formOf(request.headers["content-type"], body))
 
 /** The query of a request URL, each parameter as sent (repeated ones as arrays). */
 export const queryOf = (url: string) => {

@@ -116,7 +116,8 @@ export const oauthServerLayer = Layer.effect(
           return yield* new OAuthClientRefused({ error: code, error_description: description })
         }
         const { clientId, clientSecret } = presented.right
-        const rules = [{ key: `client:${hashSecret(clientId)}`, limit: limits.perClient }, addressRule]
+        const clientIdHash = hashSecret(clientId)
+        const rules = [{ key: `client:${clientIdHash}`, limit: limits.perClient }, addressRule]
         const wait = yield* throttle.retryAfter(rules, at)
         if (wait !== undefined) {
           return yield* new OAuthThrottled({
@@ -126,7 +127,7 @@ export const oauthServerLayer = Layer.effect(
           })
         }
         const application = isSecretShaped(clientId)
-          ? yield* store.applicationByClientIdHash(hashSecret(clientId))
+          ? yield* store.applicationByClientIdHash(clientIdHash)
           : Option.none<Application>()
         if (Option.isSome(application) && !application.value.retired &&
           matchesHash(clientSecret, application.value.clientSecretHash)) {

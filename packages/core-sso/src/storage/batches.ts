@@ -7,10 +7,12 @@ interface Waiting<In, Out, E> {
 }
 
 /**
- * Runs requests in batches, `run` answering each batch's inputs in their order. A request starts a batch at once while
- * fewer than `maxRunning` run; otherwise it waits and goes with the others that arrived meanwhile, so that an idle
- * store answers at once and a busy one serves many requests with each statement. Requests with the same key never run
- * in one batch, nor in two batches at once. The batches run in the scope of the caller of `makeBatches`.
+ * Runs requests in batches, `run` answering each batch's inputs in their order. A request starts a batch on the next
+ * turn of the event loop while fewer than `maxRunning` run, with the requests that arrived in the same turn; otherwise
+ * it waits and goes with the others that arrived meanwhile, so that an idle store answers at once and a busy one serves
+ * many requests with each statement. Waiting for the turn matters when the store works in this thread (PGlite): it
+ * would otherwise run each request's statement before the next request is even read. Requests with the same key never
+ * run in one batch, nor in two batches at once. The batches run in the scope of the caller of `makeBatches`.
  */
 export const makeBatches = <In, Out, E>(options: {
   readonly maxRunning: number
@@ -67,13 +69,28 @@ export const makeBatches = <In, Out, E>(options: {
       return Effect.forEach(batches, (batch) => Effect.forkIn(runBatch(batch), scope), { discard: true })
     })
 
+    let startScheduled = false
+    /** Starts batches once the I/O of this turn of the event loop is done (`setImmediate`). */
+    const startNextTurn = Effect.async<void>((resume) => {
+      setImmediate(() => resume(Effect.void))
+    }).pipe(
+      Effect.zipRight(Effect.suspend(() => {
+        startScheduled = false
+        return startBatches
+      })),
+      Effect.forkIn(scope),
+      Effect.asVoid
+    )
+
     return (input: In): Effect.Effect<Out, E> =>
       Effect.flatMap(Deferred.make<Out, E>(), (done) => {
         const request = { input, key: options.keyOf(input), done }
         return Effect.zipRight(
           Effect.suspend(() => {
             waiting.push(request)
-            return startBatches
+            if (startScheduled) return Effect.void
+            startScheduled = true
+            return startNextTurn
           }),
           // a caller that gives up before its batch starts is not run at all
           Effect.onInterrupt(Deferred.await(done), () =>
