@@ -1,20 +1,13 @@
 import { PgliteClient } from "@civicstack/sql-pglite"
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql/SqlClient"
-import type { Context } from "effect"
-import { Duration, Effect, Exit, Layer, Ref, Schema, Scope } from "effect"
-import { enqueueForEachRow, JobDefinition, JobQueue, layerSql, migrate, runWorker } from "../src/index"
+import type { Scope } from "effect"
+import { Duration, Effect, Layer, Ref, Schema } from "effect"
+import { enqueueForEachRow, JobDefinition, JobQueue, layerSql, runWorker } from "../src/index"
 import { eventually } from "./helpers"
+import { pgliteForFile } from "./pgliteForFile"
 
-let scope: Scope.CloseableScope
-let database: Context.Context<PgliteClient.PgliteClient | SqlClient>
-beforeAll(async () => {
-  scope = await Effect.runPromise(Scope.make())
-  database = await Effect.runPromise(
-    Layer.buildWithScope(PgliteClient.layer({}), scope).pipe(Effect.tap((context) => Effect.provide(migrate, context)))
-  )
-}, 120_000)
-afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+const database = pgliteForFile()
 
 const note = JobDefinition.make({ queue: "notes", payload: Schema.Struct({ text: Schema.String }) })
 
@@ -22,7 +15,7 @@ const note = JobDefinition.make({ queue: "notes", payload: Schema.Struct({ text:
 const queue = () =>
   Layer.unwrapEffect(
     Effect.map(PgliteClient.PgliteClient, (client) => layerSql({ listen: client.listen }))
-  ).pipe(Layer.provideMerge(Layer.succeedContext(database)))
+  ).pipe(Layer.provideMerge(Layer.effectContext(Effect.sync(database))))
 
 const withQueue = <A, E>(effect: Effect.Effect<A, E, JobQueue | SqlClient | Scope.Scope>) =>
   Effect.gen(function*() {

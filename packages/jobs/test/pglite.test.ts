@@ -1,21 +1,13 @@
 import { PgliteClient } from "@civicstack/sql-pglite"
-import { afterAll, beforeAll } from "@effect/vitest"
 import { SqlClient } from "@effect/sql/SqlClient"
-import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
-import { JobQueue, layerSql, migrate } from "../src/index"
+import { Context, Effect, Layer, Option } from "effect"
+import { JobQueue, layerSql } from "../src/index"
 import { TestBackend } from "./helpers"
+import { pgliteForFile } from "./pgliteForFile"
 import { jobQueueSuite } from "./suite"
 
-// One in-memory database for the file (starting PGlite takes seconds), emptied before each test.
-let scope: Scope.CloseableScope
-let database: Context.Context<PgliteClient.PgliteClient | SqlClient>
-beforeAll(async () => {
-  scope = await Effect.runPromise(Scope.make())
-  database = await Effect.runPromise(
-    Layer.buildWithScope(PgliteClient.layer({}), scope).pipe(Effect.tap((context) => Effect.provide(migrate, context)))
-  )
-}, 120_000)
-afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+// emptied before each test
+const database = pgliteForFile()
 
 const queueOverPglite = Layer.unwrapEffect(
   Effect.map(PgliteClient.PgliteClient, (client) => layerSql({ listen: client.listen }))
@@ -35,7 +27,7 @@ const pgliteBackend = Layer.scoped(
   })
 ).pipe(
   Layer.provideMerge(queueOverPglite),
-  Layer.provideMerge(Layer.effectContext(Effect.sync(() => database)))
+  Layer.provideMerge(Layer.effectContext(Effect.sync(database)))
 )
 
 jobQueueSuite("PGlite", pgliteBackend, { transactional: true })
