@@ -1,7 +1,7 @@
 /**
  * Profiling aid (not part of the bench table): the reference server on a fresh PostgreSQL database under refresh
  * grants, with CPU time of the server, PostgreSQL's processes and this process over the load.
- * PROFILE_DIR=<dir> starts the server with --cpu-prof into it.
+ * PROFILE_DIR=<dir> starts the server with --cpu-prof into it; SERVER_NODE_FLAGS adds more Node flags (space-separated).
  */
 import { spawn } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
@@ -43,6 +43,7 @@ const url = `http://127.0.0.1:${port}`
 const child = spawn(process.execPath, [
   "--max-old-space-size=256",
   ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]),
+  ...(process.env.SERVER_NODE_FLAGS?.split(" ").filter((flag) => flag !== "") ?? []),
   join(serverPackage, "dist", "cli.js"),
   "serve"
 ], {
@@ -81,10 +82,15 @@ const requests = tokens.map((token) => ({
 // warm-up on a fifth
 const warm = Math.floor(requests.length / 5)
 await runLoad({ url, connections, seconds: 2, requests: requests.slice(0, warm), use: "single-use" })
+// ALLOC_SIGNAL=1: SIGUSR2 to the server around the load (for a preload that profiles allocations between them)
+const signalServer = () => process.env.ALLOC_SIGNAL === "1" && child.kill("SIGUSR2")
+signalServer()
 const before = { server: cpuOf(child.pid!), pg: postgresCpu(), self: process.cpuUsage(), at: performance.now() }
 const loadStart = process.hrtime.bigint() / 1000n
 const result = await runLoad({ url, connections, seconds, requests: requests.slice(warm), use: "single-use" })
 const loadEnd = process.hrtime.bigint() / 1000n
+signalServer()
+await new Promise((resolve) => setTimeout(resolve, 1000))
 const wall = (performance.now() - before.at) / 1000
 const self = process.cpuUsage(before.self)
 const server = cpuOf(child.pid!) - before.server

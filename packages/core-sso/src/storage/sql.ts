@@ -197,19 +197,27 @@ const PermissionRow = Schema.Struct({ application_id: Schema.String, names: Name
  * The joined rows of `tokenHolder` and `exchangeRefreshToken` name each table's columns with its own prefix, so that the
  * row schemas above decode them.
  */
-const prefixedColumns = (alias: string, part: string, row: { readonly fields: object }) =>
-  Object.keys(row.fields).filter((column) => column !== "first_use").map((column) => `${alias}.${column} AS ${part}__${column}`)
+const joinedPart = (alias: string, part: string, row: { readonly fields: object }) => {
+  const columns = Object.keys(row.fields).filter((column) => column !== "first_use")
+  const names = columns.map((column) => `${part}__${column}`)
+  return {
+    /** The select list of this table's columns, each under its prefixed name. */
+    select: columns.map((column, index) => `${alias}.${column} AS ${names[index]}`).join(", "),
+    /** The prefixed names, for a select from a query that already selected them. */
+    names: names.join(", "),
+    /** This table's row out of a joined row. */
+    take: (joined: Record<string, unknown>) => {
+      const taken: Record<string, unknown> = {}
+      for (let index = 0; index < columns.length; index++) taken[columns[index]!] = joined[names[index]!]
+      return taken
+    }
+  }
+}
 
-const holderPart = (row: Record<string, unknown>, part: string) =>
-  Object.fromEntries(
-    Object.entries(row).filter(([key]) => key.startsWith(`${part}__`)).map(([key, value]) => [key.slice(part.length + 2), value])
-  )
-
-const holderColumns = [
-  ...prefixedColumns("t", "token", AccessTokenRow),
-  ...prefixedColumns("a", "application", ApplicationRow),
-  ...prefixedColumns("u", "user", UserRow)
-].join(", ")
+const holderToken = joinedPart("t", "token", AccessTokenRow)
+const holderApplication = joinedPart("a", "application", ApplicationRow)
+const holderUser = joinedPart("u", "user", UserRow)
+const holderColumns = [holderToken.select, holderApplication.select, holderUser.select].join(", ")
 
 const HolderRow = Schema.Struct({
   token: AccessTokenRow,
@@ -218,8 +226,7 @@ const HolderRow = Schema.Struct({
   permissions: Schema.NullOr(Names)
 })
 
-const refreshHolderColumns = [...prefixedColumns("t", "token", RefreshTokenRow), ...prefixedColumns("u", "user", UserRow)]
-  .join(", ")
+const refreshHolderToken = joinedPart("t", "token", RefreshTokenRow)
 
 const RefreshExchangeRow = Schema.Struct({
   position: Schema.Number,
@@ -380,9 +387,9 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
           WHERE t.token_hash = ${hash}`,
         (found) =>
           found.map((row) => ({
-            token: holderPart(row, "token"),
-            application: holderPart(row, "application"),
-            user: holderPart(row, "user"),
+            token: holderToken.take(row),
+            application: holderApplication.take(row),
+            user: holderUser.take(row),
             permissions: row.permissions
           }))
       )),
@@ -421,7 +428,8 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
               refresh_hash text)
           ), found AS (
             SELECT i.position, i.now AS exchange_now, i.access_id, i.access_hash, i.access_expires_at, i.refresh_id,
-              i.refresh_hash, ${sql.unsafe(refreshHolderColumns)}, p.names AS permissions,
+              i.refresh_hash, ${sql.unsafe(refreshHolderToken.select)},
+              ${sql.unsafe(holderUser.select)}, p.names AS permissions,
               (t.application_id = i.application_id AND t.used_at IS NULL AND t.revoked_at IS NULL
                 AND u.suspended_at IS NULL AND i.application_live
                 AND COALESCE(p.names @> ${json([SIGNIN])}::jsonb, false)) AS may_exchange
@@ -450,12 +458,14 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
               exchange_now, NULL, NULL
             FROM used
           )
-          SELECT f.*, EXISTS (SELECT 1 FROM used WHERE used.position = f.position) AS exchanged FROM found f`,
+          SELECT f.position, ${sql.unsafe(refreshHolderToken.names)}, ${sql.unsafe(holderUser.names)}, f.permissions,
+            EXISTS (SELECT 1 FROM used WHERE used.position = f.position) AS exchanged
+          FROM found f`,
         (found) =>
           found.map((row) => ({
             position: row.position,
-            token: { ...holderPart(row, "token"), first_use: false },
-            user: holderPart(row, "user"),
+            token: Object.assign(refreshHolderToken.take(row), { first_use: false }),
+            user: holderUser.take(row),
             permissions: row.permissions,
             exchanged: row.exchanged
           }))
