@@ -482,10 +482,11 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
       }
     )
 
-  // Under load, one statement serves the grants that arrive while others run: a round trip and a commit for many.
-  // Two at a time left the most CPU to the rest of the request on 2 CPUs (bench/README.md, SSO).
+  // Under load, one statement serves the grants that arrive while another runs: a round trip and a commit for many.
+  // One at a time makes the batches larger, and each statement's write wakes a database backend, which costs the
+  // server's thread more than the wait (bench/README.md, SSO).
   const exchangeInBatches = yield* makeBatches({
-    maxRunning: 2,
+    maxRunning: 1,
     maxSize: 64,
     keyOf: (exchange: RefreshExchange) => exchange.tokenHash,
     run: exchangeRefreshTokens
@@ -537,10 +538,10 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
         ? applicationWhere("applicationByName", sql`SELECT ${applicationColumns} FROM sso.applications WHERE name = ${name}`)
         : Effect.succeed(Option.none()),
     applicationByClientIdHash: (hash) =>
-      applicationsByClientId.lookup(hash, applicationWhere(
+      applicationsByClientId.lookup(hash, Effect.suspend(() => applicationWhere(
         "applicationByClientIdHash",
         sql`SELECT ${applicationColumns} FROM sso.applications WHERE client_id_hash = ${hash}`
-      )),
+      ))),
     listApplications: Effect.map(
       rows("listApplications", ApplicationRow, sql`SELECT ${applicationColumns} FROM sso.applications ORDER BY name`),
       (found) => found.map(toApplication)
