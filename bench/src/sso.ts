@@ -13,6 +13,7 @@ import * as Path from "node:path"
 import { freshDatabase } from "./freshDatabase"
 import { benchApplication, writeBootstrap } from "./sso/bootstrap"
 import { startChildServer } from "./sso/childServer"
+import type { CpuMeter } from "./sso/cpu"
 import { type LoadOptions, type LoadRequest, type LoadResult, warmUpThenRunLoad } from "./sso/load"
 import type { OidcProviderDescription } from "./sso/oidcProviderMain"
 import { obtainRefreshTokens } from "./sso/refreshPool"
@@ -47,10 +48,11 @@ const expectAnswer = async (url: string, request: LoadRequest) => {
   if (response.status !== 200) throw new Error(`${request.method} ${request.path} answered ${response.status}: ${await response.text()}`)
 }
 
-const load = (url: string, requests: ReadonlyArray<LoadRequest>, use: LoadOptions["use"]) =>
+const load = (url: string, requests: ReadonlyArray<LoadRequest>, use: LoadOptions["use"], meter?: CpuMeter) =>
   warmUpThenRunLoad(
     { url, connections: settings.connections, seconds: settings.seconds, requests, use },
-    settings.warmupSeconds
+    settings.warmupSeconds,
+    meter
   )
 
 const measure = async (
@@ -81,7 +83,10 @@ const ceilingCase = async (): Promise<CaseResult> => {
   const ceiling = await startChildServer<{ url: string }>("ceilingMain.ts")
   try {
     return await measure("ceiling (node:http, fixed JSON)", "ceiling", "fixed JSON", () =>
-      load(ceiling.description.url, [{ method: "GET", path: "/user.json", headers: {} }], "rotate"))
+      load(ceiling.description.url, [{ method: "GET", path: "/user.json", headers: {} }], "rotate", {
+        serverPid: ceiling.pid,
+        database: false
+      }))
   } finally {
     await ceiling.stop()
   }
@@ -96,11 +101,12 @@ const civicstackCases = async (backend: "pglite" | "pg", database: ServerDatabas
     const startedAt = Date.now()
     const server = await startReferenceServer(database, bootstrap.file)
     progress(`civicstack-${backend}: ready after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
+    const meter = { serverPid: server.pid, database: backend === "pg" }
     try {
       const userRequests = bootstrap.apiTokens.map((token) => bearer("/user.json", token))
       const user = await measure(userLabel, "civicstack", "userinfo", async () => {
         await expectAnswer(server.url, userRequests[0]!)
-        return load(server.url, userRequests, "rotate")
+        return load(server.url, userRequests, "rotate", meter)
       })
       const refresh = await measure(refreshLabel, "civicstack", "refresh", async () => {
         progress(`${refreshLabel}: obtaining ${settings.refreshPool} refresh tokens through the authorization code flow`)
@@ -110,7 +116,7 @@ const civicstackCases = async (backend: "pglite" | "pg", database: ServerDatabas
         progress(`${refreshLabel}: pool ready after ${((Date.now() - poolStartedAt) / 1000).toFixed(1)} s`)
         const requests = refreshTokens.map((token) =>
           refreshGrant("/oauth/token", token, benchApplication.clientId, benchApplication.clientSecret))
-        return load(server.url, requests, "single-use")
+        return load(server.url, requests, "single-use", meter)
       })
       return [user, refresh]
     } finally {
@@ -179,13 +185,14 @@ const oidcProviderCases = async (
   ])
   try {
     const { url, clientId, clientSecret, accessTokens, refreshTokens } = provider.description
+    const meter = { serverPid: provider.pid, database: databaseUrl !== undefined }
     const userinfoRequests = accessTokens.map((token) => bearer("/me", token))
     const userinfo = await measure(`${system} userinfo`, system, "userinfo", async () => {
       await expectAnswer(url, userinfoRequests[0]!)
-      return load(url, userinfoRequests, "rotate")
+      return load(url, userinfoRequests, "rotate", meter)
     })
     const refresh = await measure(`${system} refresh`, system, "refresh", () =>
-      load(url, refreshTokens.map((token) => refreshGrant("/token", token, clientId, clientSecret)), "single-use"))
+      load(url, refreshTokens.map((token) => refreshGrant("/token", token, clientId, clientSecret)), "single-use", meter))
     return [userinfo, refresh]
   } finally {
     await provider.stop()

@@ -11,6 +11,7 @@ export const announceReady = (description: unknown) => {
 
 export interface ChildServer<A> {
   readonly description: A
+  readonly pid: number
   readonly stop: () => Promise<void>
 }
 
@@ -38,5 +39,5 @@ export const startChildServer = async <A>(moduleName: string, args: ReadonlyArra
     })
     void exited.then((code) => reject(new Error(`${moduleName} exited with code ${code} before it was ready`)))
   })
-  return { description, stop: stopChild(child, exited) }
+  return { description, pid: child.pid!, stop: stopChild(child, exited) }
 }

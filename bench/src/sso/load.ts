@@ -1,4 +1,5 @@
 import autocannon from "autocannon"
+import { type CpuMeter, cpuSince, type CpuUse, readCpu } from "./cpu"
 
 export interface LoadRequest {
   readonly method: "GET" | "POST"
@@ -18,6 +19,8 @@ export interface LoadResult {
   readonly poolExhausted: boolean
   /** Entries of `requests` taken, in order from the first. */
   readonly sent: number
+  /** CPU used during the measured run, when it was metered. */
+  readonly cpu?: CpuUse
 }
 
 export interface LoadOptions {
@@ -89,12 +92,21 @@ export const runLoad = async (options: LoadOptions): Promise<LoadResult> => {
  * A warm-up of `warmupSeconds` (the servers' JIT and caches), whose figures are dropped, then the measured run. Single-use
  * requests taken by the warm-up are gone: it may take a fifth of the pool at most, and the measurement has the rest.
  */
-export const warmUpThenRunLoad = async (options: LoadOptions, warmupSeconds: number): Promise<LoadResult> => {
-  if (warmupSeconds === 0) return runLoad(options)
+export const warmUpThenRunLoad = async (
+  options: LoadOptions,
+  warmupSeconds: number,
+  meter?: CpuMeter
+): Promise<LoadResult> => {
+  const measured = async (measuredOptions: LoadOptions) => {
+    const before = meter === undefined ? undefined : readCpu(meter)
+    const result = await runLoad(measuredOptions)
+    return meter === undefined || before === undefined ? result : { ...result, cpu: cpuSince(meter, before) }
+  }
+  if (warmupSeconds === 0) return measured(options)
   const warmup = await runLoad({
     ...options,
     seconds: warmupSeconds,
     ...(options.use === "single-use" ? { limit: Math.floor(options.requests.length / 5) } : {})
   })
-  return runLoad(options.use === "single-use" ? { ...options, requests: options.requests.slice(warmup.sent) } : options)
+  return measured(options.use === "single-use" ? { ...options, requests: options.requests.slice(warmup.sent) } : options)
 }

@@ -1,15 +1,17 @@
 /**
  * Profiling aid (not part of the bench table): the reference server on a fresh PostgreSQL database under refresh
  * grants, with CPU time of the server, PostgreSQL's processes and this process over the load.
- * PROFILE_DIR=<dir> starts the server with --cpu-prof into it; SERVER_NODE_FLAGS adds more Node flags (space-separated).
+ * PGLITE=1 runs it on PGlite in a temporary DATA_DIR instead. PROFILE_DIR=<dir> starts the server with --cpu-prof into it; SERVER_NODE_FLAGS adds more Node flags (space-separated).
  */
 import { spawn } from "node:child_process"
-import { readdirSync, readFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import { freshDatabase } from "../freshDatabase"
 import { benchApplication, writeBootstrap } from "./bootstrap"
+import { cpuSecondsOf, postgresCpuSeconds } from "./cpu"
 import { runLoad } from "./load"
 import { obtainRefreshTokens } from "./refreshPool"
 
@@ -17,26 +19,16 @@ const pool = Number(process.env.POOL ?? 3000)
 const seconds = Number(process.env.SECONDS ?? 10)
 const connections = Number(process.env.CONNECTIONS ?? 64)
 const profileDir = process.env.PROFILE_DIR
-const ticks = 100
 
-const cpuOf = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return (Number(fields[11]) + Number(fields[12])) / ticks
-}
-const postgresCpu = () => {
-  let total = 0
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const comm = readFileSync(`/proc/${entry}/comm`, "utf8").trim()
-      if (comm === "postgres") total += cpuOf(Number(entry))
-    } catch {}
-  }
-  return total
-}
 const serverPackage = dirname(createRequire(import.meta.url).resolve("@civicstack/server/package.json"))
 const scope = Effect.runSync(Scope.make())
-const database = await Effect.runPromise(Scope.extend(freshDatabase("postgres://postgres@127.0.0.1:5432/postgres", "ssoprof"), scope))
+const onPglite = process.env.PGLITE === "1"
+const storage = onPglite
+  ? { DATA_DIR: mkdtempSync(join(tmpdir(), "ssoprof-")) }
+  : {
+    DATABASE_URL:
+      (await Effect.runPromise(Scope.extend(freshDatabase("postgres://postgres@127.0.0.1:5432/postgres", "ssoprof"), scope))).url
+  }
 const bootstrap = await writeBootstrap(10)
 const port = 3900 + Math.floor(Math.random() * 90)
 const url = `http://127.0.0.1:${port}`
@@ -57,7 +49,7 @@ const child = spawn(process.execPath, [
     LOG_LEVEL: "warning",
     SHUTDOWN_GRACE_SECONDS: "5",
     CIVICSTACK_BOOTSTRAP: bootstrap.file,
-    DATABASE_URL: database.url
+    ...storage
   },
   stdio: ["ignore", "inherit", "inherit"]
 })
@@ -85,7 +77,7 @@ await runLoad({ url, connections, seconds: 2, requests: requests.slice(0, warm),
 // ALLOC_SIGNAL=1: SIGUSR2 to the server around the load (for a preload that profiles allocations between them)
 const signalServer = () => process.env.ALLOC_SIGNAL === "1" && child.kill("SIGUSR2")
 signalServer()
-const before = { server: cpuOf(child.pid!), pg: postgresCpu(), self: process.cpuUsage(), at: performance.now() }
+const before = { server: cpuSecondsOf(child.pid!), pg: postgresCpuSeconds(), self: process.cpuUsage(), at: performance.now() }
 const loadStart = process.hrtime.bigint() / 1000n
 const result = await runLoad({ url, connections, seconds, requests: requests.slice(warm), use: "single-use" })
 const loadEnd = process.hrtime.bigint() / 1000n
@@ -93,8 +85,8 @@ signalServer()
 await new Promise((resolve) => setTimeout(resolve, 1000))
 const wall = (performance.now() - before.at) / 1000
 const self = process.cpuUsage(before.self)
-const server = cpuOf(child.pid!) - before.server
-const pg = postgresCpu() - before.pg
+const server = cpuSecondsOf(child.pid!) - before.server
+const pg = postgresCpuSeconds() - before.pg
 const n = result.requests
 const report = {
   requests: n,
@@ -113,4 +105,5 @@ console.log(JSON.stringify(report))
 child.kill("SIGTERM")
 await exited
 await bootstrap.remove()
+if ("DATA_DIR" in storage) rmSync(storage.DATA_DIR, { recursive: true, force: true })
 await Effect.runPromise(Scope.close(scope, Exit.void))

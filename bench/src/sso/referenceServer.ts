@@ -16,6 +16,7 @@ export type ServerDatabase =
 
 export interface ReferenceServer {
   readonly url: string
+  readonly pid: number
   readonly stop: () => Promise<void>
 }
 
@@ -84,5 +85,5 @@ export const startReferenceServer = async (database: ServerDatabase, bootstrapFi
     }
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
-  return { url, stop }
+  return { url, pid: child.pid!, stop }
 }

@@ -30,7 +30,7 @@ const requestsPerSecond = (result: CaseResult | undefined) =>
 
 const resultRow = (result: CaseResult, results: ReadonlyArray<CaseResult>) => {
   if (result.outcome._tag === "NotRun") {
-    return row([result.label, "-", "-", "-", "-", "-", "-", "-", `not run: ${result.outcome.reason.replaceAll("|", "/")}`])
+    return row([result.label, "-", "-", "-", "-", "-", "-", "-", "-", "-", `not run: ${result.outcome.reason.replaceAll("|", "/")}`])
   }
   const { load } = result.outcome
   const ceiling = requestsPerSecond(results.find((other) => other.system === "ceiling"))
@@ -45,6 +45,8 @@ const resultRow = (result: CaseResult, results: ReadonlyArray<CaseResult>) => {
     fixed(load.p99Ms, 1),
     `${load.errors} / ${load.non2xx}`,
     `${load.requests} in ${fixed(load.seconds, 1)} s`,
+    load.cpu === undefined ? "-" : fixed(load.cpu.serverSeconds * 1000 / load.requests, 3),
+    load.cpu?.databaseSeconds === undefined ? "-" : fixed(load.cpu.databaseSeconds * 1000 / load.requests, 3),
     fixed(load.requestsPerSecond / ceiling, 2),
     result.system === "civicstack" ? fixed(load.requestsPerSecond / peerOf("oidc-provider"), 2) : "-",
     result.system === "civicstack" && result.label.includes("-pg ")
@@ -61,11 +63,12 @@ export const renderReport = (results: ReadonlyArray<CaseResult>, environment: En
     "",
     `Node ${environment.node}, ${environment.cpus} CPUs, PostgreSQL ${environment.postgres}; ${environment.users} API tokens / access tokens in rotation, refresh pools of ${environment.refreshPool}.`,
     "",
-    row(["case", "requests/s", "p99 ms", "errors / non-2xx", "requests", "÷ ceiling", "÷ oidc-provider", "÷ oidc-provider-pg", "note"]),
-    row(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"]),
+    row(["case", "requests/s", "p99 ms", "errors / non-2xx", "requests", "server CPU ms / request", "database CPU ms / request", "÷ ceiling", "÷ oidc-provider", "÷ oidc-provider-pg", "note"]),
+    row(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"]),
     ...results.map((result) => resultRow(result, results)),
     "",
     "- requests/s: requests answered over the time the case actually ran (a refresh case ends early when its pool of single-use refresh tokens is used up).",
     "- ÷ ceiling: against a bare node:http server answering a fixed JSON body; ÷ oidc-provider: against oidc-provider's same operation (userinfo for /user.json, the refresh grant for refresh) with its memory adapter; ÷ oidc-provider-pg: the civicstack-pg rows against oidc-provider with its tokens in PostgreSQL (a bench-only adapter, src/sso/oidcProviderPgAdapter.ts).",
+    "- server CPU ms / request: user + system CPU of the server's process during the measured run (warm-up excluded) over the requests answered; database CPU ms / request: the same of every `postgres` process on the machine (the PostgreSQL rows only; PGlite's is in the server's).",
     "- autocannon runs in the bench process, on the same CPUs as the server under test."
   ].join("\n")
