@@ -8,17 +8,30 @@ export const cpuSecondsOf = (pid: number): number => {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
 }
 
-/** Of every process named `postgres` on the machine: the database server's backends, whoever they serve. */
-export const postgresCpuSeconds = (): number => {
-  let total = 0
+/** CPU seconds so far of each process named `postgres`: the database server's backends, whoever they serve. */
+const postgresProcesses = (): Map<number, number> => {
+  const seconds = new Map<number, number>()
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue
     try {
-      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") total += cpuSecondsOf(Number(entry))
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") seconds.set(Number(entry), cpuSecondsOf(Number(entry)))
     } catch {
       // the process ended meanwhile
     }
   }
+  return seconds
+}
+
+/** A reading of PostgreSQL's CPU, to take `postgresCpuSecondsSince` from. */
+export const readPostgresCpu = postgresProcesses
+
+/**
+ * The CPU seconds PostgreSQL's processes used since `before`: a process that ended meanwhile is left out (its last
+ * moments unseen) rather than subtracted, and one that started meanwhile counts whole.
+ */
+export const postgresCpuSecondsSince = (before: Map<number, number>): number => {
+  let total = 0
+  for (const [pid, seconds] of postgresProcesses()) total += seconds - (before.get(pid) ?? 0)
   return total
 }
 
@@ -33,17 +46,17 @@ export interface CpuUse {
   readonly databaseSeconds: number | undefined
 }
 
-export const readCpu = (meter: CpuMeter): CpuUse => ({
+export interface CpuReading {
+  readonly serverSeconds: number
+  readonly database: Map<number, number> | undefined
+}
+
+export const readCpu = (meter: CpuMeter): CpuReading => ({
   serverSeconds: cpuSecondsOf(meter.serverPid),
-  databaseSeconds: meter.database ? postgresCpuSeconds() : undefined
+  database: meter.database ? readPostgresCpu() : undefined
 })
 
-export const cpuSince = (meter: CpuMeter, before: CpuUse): CpuUse => {
-  const now = readCpu(meter)
-  return {
-    serverSeconds: now.serverSeconds - before.serverSeconds,
-    databaseSeconds: now.databaseSeconds === undefined || before.databaseSeconds === undefined
-      ? undefined
-      : now.databaseSeconds - before.databaseSeconds
-  }
-}
+export const cpuSince = (meter: CpuMeter, before: CpuReading): CpuUse => ({
+  serverSeconds: cpuSecondsOf(meter.serverPid) - before.serverSeconds,
+  databaseSeconds: before.database === undefined ? undefined : postgresCpuSecondsSince(before.database)
+})

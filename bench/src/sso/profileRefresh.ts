@@ -11,7 +11,7 @@ import { dirname, join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import { freshDatabase } from "../freshDatabase"
 import { benchApplication, writeBootstrap } from "./bootstrap"
-import { cpuSecondsOf, postgresCpuSeconds } from "./cpu"
+import { cpuSecondsOf, postgresCpuSecondsSince, readPostgresCpu } from "./cpu"
 import { runLoad } from "./load"
 import { obtainRefreshTokens } from "./refreshPool"
 
@@ -77,7 +77,7 @@ await runLoad({ url, connections, seconds: 2, requests: requests.slice(0, warm),
 // ALLOC_SIGNAL=1: SIGUSR2 to the server around the load (for a preload that profiles allocations between them)
 const signalServer = () => process.env.ALLOC_SIGNAL === "1" && child.kill("SIGUSR2")
 signalServer()
-const before = { server: cpuSecondsOf(child.pid!), pg: postgresCpuSeconds(), self: process.cpuUsage(), at: performance.now() }
+const before = { server: cpuSecondsOf(child.pid!), pg: readPostgresCpu(), self: process.cpuUsage(), at: performance.now() }
 const loadStart = process.hrtime.bigint() / 1000n
 const result = await runLoad({ url, connections, seconds, requests: requests.slice(warm), use: "single-use" })
 const loadEnd = process.hrtime.bigint() / 1000n
@@ -86,7 +86,7 @@ await new Promise((resolve) => setTimeout(resolve, 1000))
 const wall = (performance.now() - before.at) / 1000
 const self = process.cpuUsage(before.self)
 const server = cpuSecondsOf(child.pid!) - before.server
-const pg = postgresCpuSeconds() - before.pg
+const pg = postgresCpuSecondsSince(before.pg)
 const n = result.requests
 const report = {
   requests: n,

@@ -2,6 +2,7 @@ import { migrateSchema } from "@civicstack/jobs"
 import { createPushCredentials } from "./createPushCredentials"
 import { createSigningKeys } from "./createSigningKeys"
 import { createSsoTables } from "./createSsoTables"
+import { dropTokenForeignKeys } from "./dropTokenForeignKeys"
 
 /** Creates the `sso` schema and brings its tables up to date; safe to run from several copies at once. */
 export const migrate = migrateSchema({
@@ -10,6 +11,7 @@ export const migrate = migrateSchema({
   migrations: {
     "1_create_sso": createSsoTables,
     "2_create_push_credentials": createPushCredentials,
-    "3_create_signing_keys": createSigningKeys
+    "3_create_signing_keys": createSigningKeys,
+    "4_drop_token_foreign_keys": dropTokenForeignKeys
   }
 })
