@@ -62,6 +62,8 @@ const invalidReason = (input: string): "unparseable" | "noScheme" | "noHost" => 
 
 /** The URL to request: credentials and fragment removed, since neither may be sent. */
 const requestableUrl = (url: URL): URL => {
+  // the usual link has neither, and each change below makes the URL serialise itself again
+  if (url.username === "" && url.password === "" && url.hash === "") return url
   const copy = new URL(url.href)
   copy.username = ""
   copy.password = ""

@@ -141,17 +141,17 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
 
     const claimMillis = Duration.toMillis(CLAIM_DURATION)
 
-    const waitForHostTurn = (host: string) =>
-      Effect.gen(function*() {
-        const interval = Duration.toMillis(settings.perHostInterval)
-        if (interval === 0) return
-        const at = yield* Clock.currentTimeMillis
+    const hostIntervalMillis = Duration.toMillis(settings.perHostInterval)
+    /** Waits until this host may be asked again; the common case, no wait, costs no more than reading the clock. */
+    const waitForHostTurn = (host: string): Effect.Effect<void> =>
+      hostIntervalMillis === 0 ? Effect.void : Effect.clockWith((clock) => {
+        const at = clock.unsafeCurrentTimeMillis()
         if (nextStartByHost.size > MAX_REMEMBERED_HOSTS) {
           for (const [known, next] of nextStartByHost) if (next <= at) nextStartByHost.delete(known)
         }
         const start = Math.max(at, nextStartByHost.get(host) ?? 0)
-        nextStartByHost.set(host, start + interval)
-        if (start > at) yield* Effect.sleep(Duration.millis(start - at))
+        nextStartByHost.set(host, start + hostIntervalMillis)
+        return start > at ? Effect.sleep(Duration.millis(start - at)) : Effect.void
       })
 
     const readyIds = () => [...ready.values()].flat().map((check) => check.id)
@@ -213,19 +213,20 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       )
 
     const runCheck = (check: ClaimedCheck): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        const result = check.attempts > settings.maxAttempts
-          ? checkFailedOutcome
-          : yield* waitForHostTurn(check.host).pipe(Effect.zipRight(inspector.inspect(check.uri, { background: true })))
-        unrecorded.add(check.id)
-        yield* Queue.offer(results, { id: check.id, result })
-      }).pipe(
+      Effect.flatMap(
+        check.attempts > settings.maxAttempts
+          ? Effect.succeed(checkFailedOutcome)
+          : Effect.zipRight(waitForHostTurn(check.host), inspector.inspect(check.uri, { background: true })),
+        (result) => {
+          unrecorded.add(check.id)
+          return Queue.offer(results, { id: check.id, result })
+        }
+      ).pipe(
         Effect.onExit((exit) =>
           Exit.isInterrupted(exit)
-            ? store.releaseClaims(workerId, [check.id]).pipe(Effect.ignoreLogged)
-            : Effect.void
-        ),
-        Effect.ensuring(stopChecking(check))
+            ? store.releaseClaims(workerId, [check.id]).pipe(Effect.ignoreLogged, Effect.zipRight(stopChecking(check)))
+            : stopChecking(check)
+        )
       )
 
     /** Results taken off the queue and not written yet; their claims stay this worker's until they are. */

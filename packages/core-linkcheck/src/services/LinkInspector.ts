@@ -14,6 +14,7 @@ const makeInspector = (config: InspectorConfig) =>
       userAgent: config.userAgent,
       connectTimeout: config.connectTimeout,
       responseTimeout: config.responseTimeout,
+      slowThreshold: config.slowThreshold,
       perHostConnections: config.perHostConnections,
       allowPrivateAddresses: config.allowPrivateAddresses,
       resolve: config.lookup

@@ -20,10 +20,14 @@ import type { Transport } from "./transport"
 /** The rating check reads no more of an HTML page than this. */
 const ratingWindowBytes = 64 * 1024
 
+/** Only an HTML page that answered 200 is read, for its rating. */
+const ratingWindow = (status: number, contentType: string | undefined): number =>
+  status === 200 && isHtml(contentType) ? ratingWindowBytes : 0
+
 /** The same URL this many times in one chain is a redirect loop. */
 const loopVisits = 5
 
-/** What the check needs from one response, read while its body was still open. */
+/** What the check needs from one response. */
 interface Exchange {
   readonly status: number
   readonly location: string | undefined
@@ -31,7 +35,7 @@ interface Exchange {
   readonly cfMitigated: string | undefined
   readonly retryAfter: string | undefined
   readonly matureRating: boolean
-  readonly elapsed: Duration.Duration
+  readonly slow: boolean
 }
 
 /** A link or redirect target to visit; `shownAs` is how a redirect target appears in messages, null for the link. */
@@ -88,19 +92,10 @@ export const followLink = (
     const cookies = chainCookies()
 
     const exchange = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, OutboundFailure> =>
-      transport.get(url, { cookie: cookies.headerFor(url), verifyCertificate }, (response) => {
-        const readsRating = response.status === 200 && isHtml(response.header("content-type"))
-        const received = {
-          status: response.status,
-          location: response.header("location"),
-          setCookies: response.setCookies,
-          cfMitigated: response.header("cf-mitigated"),
-          retryAfter: response.header("retry-after")
-        }
-        return readsRating
-          ? Effect.map(response.readHead(ratingWindowBytes), (head) => ({ ...received, matureRating: hasMatureRating(head) }))
-          : Effect.succeed({ ...received, matureRating: false })
-      }).pipe(Effect.timed, Effect.map(([elapsed, result]) => ({ ...result, elapsed })))
+      Effect.map(
+        transport.get(url, { cookie: cookies.headerFor(url), verifyCertificate, headLimit: ratingWindow }),
+        (answer) => ({ ...answer, matureRating: answer.head !== null && hasMatureRating(answer.head) })
+      )
 
     const exchangePatiently = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, OutboundFailure> => {
       const attempt = (retry: number): Effect.Effect<Exchange, OutboundFailure> =>
@@ -173,7 +168,7 @@ export const followLink = (
       if (response.matureRating) findings.push(finding(Problem.SuspiciousContent(), stop.shownAs))
       if (hops >= 2) findings.push(finding(Problem.BadRedirect({ hops, finalUrl: displayUrl(url) })))
       const hasErrors = findings.some(({ problem }) => severityOf(problem) === "error")
-      if (!hasErrors && Duration.greaterThan(response.elapsed, config.slowThreshold)) {
+      if (!hasErrors && response.slow) {
         const thresholdMillis = Duration.toMillis(config.slowThreshold)
         findings.push(finding(Problem.SlowPage({ thresholdMillis }), stop.shownAs))
       }

@@ -1,50 +1,49 @@
-import { makeAgent as makeGuardedAgent, toOutboundFailure } from "@civicstack/outbound"
-import type { OutboundFailure, Resolver } from "@civicstack/outbound"
+import { makeAgent as makeGuardedAgent, OutboundFailure, toOutboundFailure } from "@civicstack/outbound"
+import type { Resolver } from "@civicstack/outbound"
 import { Duration, Effect } from "effect"
 import type { Scope } from "effect"
-import { request } from "undici"
 import type { Dispatcher } from "undici"
 
 export interface TransportSettings {
   readonly userAgent: string
   readonly connectTimeout: Duration.DurationInput
   readonly responseTimeout: Duration.DurationInput
+  readonly slowThreshold: Duration.DurationInput
   readonly perHostConnections: number
   readonly allowPrivateAddresses: boolean
   readonly resolve?: Resolver | undefined
 }
 
-export interface Response {
+/** What a check needs from one response. */
+export interface Answer {
   readonly status: number
-  readonly header: (name: string) => string | undefined
+  readonly location: string | undefined
   readonly setCookies: ReadonlyArray<string>
+  readonly cfMitigated: string | undefined
+  readonly retryAfter: string | undefined
   /**
-   * Reads the HTML head as Latin-1 text: the body up to `</head`, at most `limit` bytes (less if it fails or stalls).
-   * A body cut off at the limit, or by a failure or a stall, is dropped with its connection.
+   * The HTML head as Latin-1 text, when `headLimit` asked for it: the body up to `</head`, at most that many bytes
+   * (less if the body failed or stalled); null when not asked for.
    */
-  readonly readHead: (limit: number) => Effect.Effect<string>
+  readonly head: string | null
+  /** The response headers came later than the slow threshold after the request was sent. */
+  readonly slow: boolean
+}
+
+export interface GetOptions {
+  readonly cookie: string | undefined
+  readonly verifyCertificate: boolean
+  /** How many bytes of the body to search for the end of the HTML head, given the status and content type; 0 for none. */
+  readonly headLimit: (status: number, contentType: string | undefined) => number
 }
 
 export interface Transport {
-  /** A GET whose response is handed to `use`; its body is released when `use` ends, unread beyond what it asked for. */
-  readonly get: <A>(
-    url: URL,
-    options: { readonly cookie: string | undefined; readonly verifyCertificate: boolean },
-    use: (response: Response) => Effect.Effect<A>
-  ) => Effect.Effect<A, OutboundFailure>
+  /** One GET, redirects not followed; the body is read no further than `headLimit` asks and then dropped. */
+  readonly get: (url: URL, options: GetOptions) => Effect.Effect<Answer, OutboundFailure>
 }
 
-type Body = Dispatcher.ResponseData["body"]
-
+/** A body this short after the part that was read is let through, so its connection can be reused; a longer one is cut off. */
 const bytesKeptForConnectionReuse = 64 * 1024
-
-const ignore = () => undefined
-
-/** Lets a small unread body finish so its connection can be reused; a big one is cut off with its connection. */
-const release = (body: Body): void => {
-  if (body.destroyed || body.readableEnded) return
-  body.dump({ limit: bytesKeptForConnectionReuse }).catch(ignore)
-}
 
 /** Where the head of an HTML page ends, in either common spelling, from `from` on; -1 when not there. */
 const endOfHead = (bytes: Buffer, from: number): number => {
@@ -53,54 +52,237 @@ const endOfHead = (bytes: Buffer, from: number): number => {
 }
 
 /**
- * Reads the body until the page's head has ended, `limit` bytes have come, the body ended, or it stalled for
- * `timeout`. The head's text comes back as Latin-1, which maps each byte to one character without decoding: enough
- * for the ASCII markup searched for. When the head ended early the rest of the body is left unread for `release`,
- * which lets a small one finish so its connection is reused; in every other case the body is destroyed. A plain
- * timer rather than `Effect.timeout`, which would start two more fibers for every page read.
+ * A deadline that, once its time has passed, lets pending I/O have one turn of the event loop (`setImmediate`)
+ * before it calls `expire`. A busy event loop runs late timers before it reads the sockets that became readable
+ * meanwhile, so without that turn a response already received would lose to its own deadline. undici's connect
+ * timeout waits for the same reason.
  */
-const readHeadOf = (body: Body, limit: number, timeout: Duration.DurationInput): Effect.Effect<string> =>
-  Effect.async<string>((resume) => {
-    if (body.destroyed || body.readableEnded) return resume(Effect.succeed(""))
-    let received: Buffer = Buffer.alloc(0)
-    const detach = () => {
-      clearTimeout(timer)
-      body.off("data", onData).off("end", onEnd).off("error", onError)
-    }
-    const stop = (length: number, keepBody: boolean) => {
-      detach()
-      if (keepBody) body.pause()
-      else body.destroy()
-      resume(Effect.succeed(received.toString("latin1", 0, Math.min(length, received.length))))
-    }
-    const onData = (chunk: Buffer) => {
-      const searchFrom = Math.max(0, received.length - "</head".length + 1)
-      received = received.length === 0 ? chunk : Buffer.concat([received, chunk])
-      const headEnd = endOfHead(received, searchFrom)
-      if (headEnd !== -1 && headEnd <= limit) stop(headEnd, true)
-      else if (received.length >= limit) stop(limit, false)
-    }
-    const onEnd = () => stop(received.length, true)
-    // what arrived before a failure or a stall is still worth searching
-    const onError = () => stop(limit, false)
-    const timer = setTimeout(() => stop(limit, false), Duration.toMillis(timeout))
-    body.on("data", onData).once("end", onEnd).once("error", onError)
-    return Effect.sync(() => {
-      detach()
-      body.destroy()
+class Deadline {
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private immediate: ReturnType<typeof setImmediate> | undefined
+  constructor(millis: number, private readonly expire: () => void) {
+    this.timer = setTimeout(this.fire, millis)
+  }
+  private readonly fire = () => {
+    this.timer = undefined
+    this.immediate = setImmediate(this.expire)
+  }
+  /** Starts the wait again from now (the timer must not have fired yet). */
+  refresh(): void {
+    this.timer?.refresh()
+  }
+  cancel(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    if (this.immediate !== undefined) clearImmediate(this.immediate)
+    this.timer = undefined
+    this.immediate = undefined
+  }
+}
+
+const headerNameIs = (name: Buffer | string, lowerCase: string): boolean => {
+  const text = typeof name === "string" ? name : name.toString("latin1")
+  return text.length === lowerCase.length && text.toLowerCase() === lowerCase
+}
+
+/** Header values as undici gives them to its own callers. */
+const valueOf = (value: Buffer | string): string => (typeof value === "string" ? value : value.toString("utf8"))
+
+interface ExchangeSettings {
+  readonly responseTimeoutMillis: number
+  readonly slowThresholdMillis: number
+}
+
+/**
+ * One request's undici handler: it keeps only the few headers a check uses, reads the body only as far as asked,
+ * lets a short rest through for connection reuse (else cuts the connection), and decides the response timeout and
+ * the slow threshold on the time the response headers were read, not on when the check's fiber ran again.
+ */
+class Exchange implements Dispatcher.DispatchHandlers {
+  private abortRequest: ((reason: Error) => void) | undefined
+  private abortReason: Error | undefined
+  /** Set once the check has its answer (or failure); the rest of the body is then only let through or cut off. */
+  private settled = false
+  private headersSeen = false
+  private slow = false
+  private readonly slowDeadline: Deadline
+  private responseDeadline: Deadline | undefined
+  private bodyDeadline: Deadline | undefined
+  private headLimit = 0
+  private received: Buffer | undefined
+  private bodyBytesLeftToLetThrough = bytesKeptForConnectionReuse
+  private answer: Omit<Answer, "head" | "slow"> | undefined
+
+  constructor(
+    private readonly settings: ExchangeSettings,
+    private readonly options: GetOptions,
+    private readonly resume: (result: Effect.Effect<Answer, OutboundFailure>) => void
+  ) {
+    this.slowDeadline = new Deadline(settings.slowThresholdMillis, () => {
+      if (!this.headersSeen) this.slow = true
     })
-  })
+  }
 
-const single = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
-  typeof value === "string" ? value : value?.[0]
+  /** The check no longer waits (it was interrupted): the request is dropped with its connection. */
+  cancel(): void {
+    this.settled = true
+    this.stopTimers()
+    this.abort(new OutboundFailure({ reason: "other", detail: "the check was interrupted" }))
+  }
 
-const toResponse = (data: Dispatcher.ResponseData, readTimeout: Duration.DurationInput): Response => {
-  const setCookie = data.headers["set-cookie"]
-  return {
-    status: data.statusCode,
-    header: (name) => single(data.headers[name.toLowerCase()]),
-    setCookies: setCookie === undefined ? [] : typeof setCookie === "string" ? [setCookie] : setCookie,
-    readHead: (limit) => readHeadOf(data.body, limit, readTimeout)
+  private abort(reason: Error): void {
+    if (this.abortRequest !== undefined) this.abortRequest(reason)
+    else this.abortReason = reason
+  }
+
+  private stopTimers(): void {
+    this.slowDeadline.cancel()
+    this.responseDeadline?.cancel()
+    this.bodyDeadline?.cancel()
+  }
+
+  private settle(head: string | null): void {
+    this.settled = true
+    this.resume(Effect.succeed({ ...this.answer!, head, slow: this.slow }))
+  }
+
+  private fail(failure: OutboundFailure): void {
+    if (this.settled) return
+    this.settled = true
+    this.stopTimers()
+    this.resume(Effect.fail(failure))
+  }
+
+  /** Called when the request is about to be written, its connection open. */
+  onConnect(abort: (reason?: Error) => void): void {
+    if (this.abortReason !== undefined) return abort(this.abortReason)
+    this.abortRequest = abort
+    this.responseDeadline = new Deadline(this.settings.responseTimeoutMillis, () => {
+      if (this.headersSeen) return
+      const failure = new OutboundFailure({
+        reason: "responseTimeout",
+        detail: `no response headers within ${this.settings.responseTimeoutMillis} ms`
+      })
+      this.fail(failure)
+      abort(failure)
+    })
+  }
+
+  onHeaders(
+    statusCode: number,
+    rawHeaders: Array<Buffer> | Array<string> | null,
+    _resume: () => void,
+    _statusText: string
+  ): boolean {
+    if (statusCode < 200) return true
+    this.headersSeen = true
+    this.slowDeadline.cancel()
+    this.responseDeadline?.cancel()
+    let location: string | undefined
+    let cfMitigated: string | undefined
+    let retryAfter: string | undefined
+    let contentType: string | undefined
+    let contentLength: number | undefined
+    const setCookies: Array<string> = []
+    const headers = rawHeaders ?? []
+    for (let index = 0; index + 1 < headers.length; index += 2) {
+      const name = headers[index]!
+      // most headers are told apart by their length alone; a value is decoded only when its name is wanted
+      switch (name.length) {
+        case 8:
+          if (location === undefined && headerNameIs(name, "location")) location = valueOf(headers[index + 1]!)
+          break
+        case 10:
+          if (headerNameIs(name, "set-cookie")) setCookies.push(valueOf(headers[index + 1]!))
+          break
+        case 11:
+          if (retryAfter === undefined && headerNameIs(name, "retry-after")) retryAfter = valueOf(headers[index + 1]!)
+          break
+        case 12:
+          if (contentType === undefined && headerNameIs(name, "content-type")) contentType = valueOf(headers[index + 1]!)
+          else if (cfMitigated === undefined && headerNameIs(name, "cf-mitigated")) {
+            cfMitigated = valueOf(headers[index + 1]!)
+          }
+          break
+        case 14:
+          if (contentLength === undefined && headerNameIs(name, "content-length")) {
+            contentLength = Number(valueOf(headers[index + 1]!))
+          }
+          break
+      }
+    }
+    if (this.settled) return true
+    this.answer = { status: statusCode, location, setCookies, cfMitigated, retryAfter }
+    this.headLimit = this.options.headLimit(statusCode, contentType)
+    // a body longer than what reuse is worth is cut off as soon as the check has what it needs
+    if (contentLength !== undefined && contentLength > bytesKeptForConnectionReuse) {
+      this.bodyBytesLeftToLetThrough = 0
+    }
+    if (this.headLimit === 0) {
+      this.settle(null)
+      this.startLettingThrough()
+      return true
+    }
+    this.bodyDeadline = new Deadline(this.settings.responseTimeoutMillis, () => this.stopReading(this.headLimit, false))
+    return true
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.settled) {
+      this.bodyBytesLeftToLetThrough -= chunk.length
+      if (this.bodyBytesLeftToLetThrough < 0) this.cutOff()
+      else this.bodyDeadline?.refresh()
+      return true
+    }
+    const previous = this.received
+    const searchFrom = previous === undefined ? 0 : Math.max(0, previous.length - "</head".length + 1)
+    const received = previous === undefined ? chunk : Buffer.concat([previous, chunk])
+    this.received = received
+    const headEnd = endOfHead(received, searchFrom)
+    if (headEnd !== -1 && headEnd <= this.headLimit) this.stopReading(headEnd, true)
+    else if (received.length >= this.headLimit) this.stopReading(this.headLimit, false)
+    return true
+  }
+
+  onComplete(_trailers: Array<Buffer> | Array<string> | null): void {
+    this.stopTimers()
+    if (!this.settled) this.settleWithHead(this.received?.length ?? 0)
+  }
+
+  onError(error: Error): void {
+    this.stopTimers()
+    if (this.settled) return
+    // what arrived of the head before a failure is still worth searching
+    if (this.answer !== undefined) return this.settleWithHead(this.headLimit)
+    this.fail(toOutboundFailure(error))
+  }
+
+  onUpgrade(): void {}
+
+  private settleWithHead(length: number): void {
+    const received = this.received
+    this.received = undefined
+    this.settle(received === undefined ? "" : received.toString("latin1", 0, Math.min(length, received.length)))
+  }
+
+  /** The head has been read (or all that will be): the check has its answer; the rest is let through or cut off. */
+  private stopReading(length: number, headEnded: boolean): void {
+    const bytesAfterHead = (this.received?.length ?? 0) - length
+    this.settleWithHead(length)
+    if (!headEnded) return this.cutOff()
+    this.bodyBytesLeftToLetThrough -= Math.max(0, bytesAfterHead)
+    if (this.bodyBytesLeftToLetThrough < 0) return this.cutOff()
+    this.startLettingThrough()
+  }
+
+  private startLettingThrough(): void {
+    if (this.bodyBytesLeftToLetThrough <= 0) return this.cutOff()
+    this.bodyDeadline?.cancel()
+    this.bodyDeadline = new Deadline(this.settings.responseTimeoutMillis, () => this.cutOff())
+  }
+
+  private cutOff(): void {
+    this.stopTimers()
+    this.abortRequest?.(new OutboundFailure({ reason: "other", detail: "the rest of the body was not needed" }))
   }
 }
 
@@ -119,31 +301,34 @@ export const makeTransport = (settings: TransportSettings): Effect.Effect<Transp
     // Only used again after a certificate failure, to see what the page would show past the browser's warning.
     const notVerifying = yield* makeAgent(false)
 
-    // acquireUseRelease rather than a scope: a scope's finaliser copies the fiber's context, a cost paid per request.
-    const get: Transport["get"] = (url, { cookie, verifyCertificate }, use) =>
-      Effect.acquireUseRelease(
-        Effect.tryPromise({
-          try: (signal) =>
-            request(url, {
-              dispatcher: verifyCertificate ? verifying : notVerifying,
+    const get: Transport["get"] = (url, options) =>
+      Effect.suspend(() => {
+        // decoded for each request, so that a bad setting is a defect of the check and not of the service
+        const exchangeSettings: ExchangeSettings = {
+          responseTimeoutMillis: Duration.toMillis(settings.responseTimeout),
+          slowThresholdMillis: Duration.toMillis(settings.slowThreshold)
+        }
+        const headers = options.cookie === undefined
+          ? ["user-agent", settings.userAgent, "accept", "text/html,*/*"]
+          : ["user-agent", settings.userAgent, "accept", "text/html,*/*", "cookie", options.cookie]
+        return Effect.async<Answer, OutboundFailure>((resume) => {
+          const exchange = new Exchange(exchangeSettings, options, resume)
+          try {
+            ;(options.verifyCertificate ? verifying : notVerifying).dispatch({
+              origin: url.origin,
+              path: url.search === "" ? url.pathname : `${url.pathname}${url.search}`,
               method: "GET",
-              headers: {
-                "user-agent": settings.userAgent,
-                accept: "text/html,*/*",
-                ...(cookie === undefined ? {} : { cookie })
-              },
-              maxRedirections: 0,
-              signal
-            }).then((data) => {
-              // a body dropped or failing later reports an error event, which needs a listener not to crash
-              data.body.on("error", ignore)
-              return data
-            }),
-          catch: toOutboundFailure
-        }).pipe(Effect.interruptible),
-        (data) => use(toResponse(data, settings.responseTimeout)),
-        (data) => Effect.sync(() => release(data.body))
-      )
+              headers,
+              // the exchange keeps these deadlines itself, giving a busy event loop its turn of I/O first
+              headersTimeout: 0,
+              bodyTimeout: 0
+            }, exchange)
+          } catch (error) {
+            exchange.onError(error as Error)
+          }
+          return Effect.sync(() => exchange.cancel())
+        })
+      })
 
     return { get }
   })
