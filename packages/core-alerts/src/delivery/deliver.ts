@@ -5,6 +5,7 @@ import { EmailProvider, TemporaryDeliveryFailure } from "./EmailProvider"
 import type { ClaimedEmail } from "./EmailStore"
 import { EmailStore } from "./EmailStore"
 import { makeRateLimiter } from "./rateLimiter"
+import { makeTurnGate } from "./turnGate"
 import type { DeliverySettings } from "./settings"
 import { unsubscribeUrlPrefix } from "./settings"
 
@@ -41,6 +42,7 @@ export const runDeliveryWorker = (
     const alerts = yield* AlertsStore
     const provider = yield* EmailProvider
     const limiter = yield* makeRateLimiter(settings.rateLimitPerSecond)
+    const turns = yield* makeTurnGate(settings.sendsPerTurn)
 
     const endSubscriptionsOf = (address: string) =>
       Effect.flatMap(alerts.subscriberByAddress(address), (subscriber) =>
@@ -162,7 +164,9 @@ export const runDeliveryWorker = (
         const deliver = (email: ClaimedEmail) =>
           Effect.uninterruptibleMask((restore) =>
             Effect.gen(function*() {
-              const admitted = yield* Effect.exit(restore(Effect.zipRight(unrecorded.take(1), limiter.takeBefore(sendBefore))))
+              const admitted = yield* Effect.exit(restore(
+                unrecorded.take(1).pipe(Effect.zipRight(turns.pass), Effect.zipRight(limiter.takeBefore(sendBefore)))
+              ))
               if (Exit.isFailure(admitted)) return
               if (!admitted.value) return yield* Effect.zipRight(forget([email]), unrecorded.release(1))
               const exit = yield* Effect.exit(provider.send(outgoingEmail(email, settings)))

@@ -21,6 +21,11 @@ export interface DeliverySettings {
   /** Emails handed to the provider at the same time. */
   readonly concurrency: number
   /**
+   * Sends started per turn of the event loop at most; more wait for the next turn, so that requests served by the
+   * same process are read between them rather than after every send whose lane was ready.
+   */
+  readonly sendsPerTurn: number
+  /**
    * Emails the provider took are marked sent together, in one statement, once this many are waiting to be marked...
    */
   readonly sentFlushSize: number
@@ -52,6 +57,7 @@ export const defaultDeliverySettings: DeliverySettings = {
   fanOutConcurrency: 2,
   batchSize: 200,
   concurrency: 32,
+  sendsPerTurn: 8,
   sentFlushSize: 64,
   sentFlushInterval: Duration.millis(50),
   rateLimitPerSecond: 350,

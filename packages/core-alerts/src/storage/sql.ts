@@ -15,6 +15,7 @@ import type { NewNotification, Notification, Subscriber, SubscriberList, Subscri
 import { firstFreeSlug, slugify } from "../domain/slug"
 import { AddressTaken, AlertsStore, DuplicateContentChange, StoreError } from "./AlertsStore"
 import type { Subscribed } from "./AlertsStore"
+import { decodeRows } from "./decodeRows"
 
 type Store = Context.Tag.Service<AlertsStore>
 
@@ -172,7 +173,7 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
   /** Runs a query, decoding its rows; database and decoding failures become a `StoreError`. */
   const rows = <A, I>(operation: string, schema: Schema.Schema<A, I>, query: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
     query.pipe(
-      Effect.flatMap(Schema.decodeUnknown(Schema.Array(schema))),
+      Effect.flatMap(decodeRows(schema)),
       Effect.mapError(storeError(operation))
     )
 
@@ -402,7 +403,7 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
             (error) => violates(error, "subscribers_by_address"),
             () => Effect.fail(new AddressTaken({ address }))
           ),
-          Effect.flatMap(Schema.decodeUnknown(Schema.Array(SubscriberRow))),
+          Effect.flatMap(decodeRows(SubscriberRow)),
           Effect.mapError((error) => error instanceof AddressTaken ? error : storeError("changeAddress")(error))
         )
         const [row] = changed

@@ -8,6 +8,7 @@ import { StoreError } from "../../storage/AlertsStore"
 import type { ClaimedEmail, DigestRun, DigestWindow, FanOutChunk, ImmediateEmailContent, StoredEmail } from "../EmailStore"
 import { EmailStore } from "../EmailStore"
 import { UNSUBSCRIBE_SEPARATOR } from "./bodyParts"
+import { decodeRows } from "../../storage/decodeRows"
 
 type Service = Context.Tag.Service<EmailStore>
 
@@ -165,7 +166,7 @@ export const makeSqlEmailStore = Effect.gen(function*() {
 
   const rows = <A, I>(operation: string, schema: Schema.Schema<A, I>, query: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
     query.pipe(
-      Effect.flatMap(Schema.decodeUnknown(Schema.Array(schema))),
+      Effect.flatMap(decodeRows(schema)),
       Effect.mapError(storeError(operation))
     )
   const count = (operation: string, query: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
