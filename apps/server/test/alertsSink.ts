@@ -24,6 +24,8 @@ export interface MailSink {
   readonly duplicates: () => ReadonlyArray<readonly [string, number]>
   readonly recipients: () => ReadonlyArray<string>
   readonly subjects: () => ReadonlySet<string>
+  /** Resolves once no message is being received or answered (after a sender is killed, its last ones are settled). */
+  readonly settled: () => Promise<void>
   readonly close: () => Promise<void>
 }
 
@@ -38,6 +40,7 @@ export const startMailSink = async (options: SinkOptions): Promise<MailSink> => 
   const subjects = new Set<string>()
   const gone = new Set<string>()
   let total = 0
+  let inProgress = 0
   const server = new SMTPServer({
     logger: false,
     disabledCommands: ["STARTTLS"],
@@ -46,6 +49,7 @@ export const startMailSink = async (options: SinkOptions): Promise<MailSink> => 
     onAuth: (auth, _session, callback) => callback(null, { user: auth.username }),
     onClose: (session) => { gone.add(session.id) },
     onData: (stream, session, callback) => {
+      inProgress += 1
       simpleParser(stream).then(
         async (parsed) => {
           await new Promise((resolve) => setTimeout(resolve, options.answerDelayMs))
@@ -58,7 +62,7 @@ export const startMailSink = async (options: SinkOptions): Promise<MailSink> => 
           callback()
         },
         (error: Error) => callback(error)
-      )
+      ).finally(() => { inProgress -= 1 })
     }
   })
   server.on("error", () => undefined)
@@ -72,6 +76,11 @@ export const startMailSink = async (options: SinkOptions): Promise<MailSink> => 
     duplicates: () => [...perRecipient.entries()].filter(([, count]) => count > 1),
     recipients: () => [...perRecipient.keys()],
     subjects: () => subjects,
+    settled: async () => {
+      // bounded: a message cut off in the middle ends when its connection's close is noticed
+      const deadline = Date.now() + 5_000
+      while (inProgress > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve()))
   }
 }

@@ -34,7 +34,7 @@ export const loadSettings = (): SsoBenchSettings => {
     warmupSeconds: wholeNumber("BENCH_SSO_WARMUP_SECONDS", 2, 0),
     connections: positiveInteger("BENCH_SSO_CONNECTIONS", 64),
     users: positiveInteger("BENCH_SSO_USERS", 1000),
-    refreshPool: positiveInteger("BENCH_SSO_REFRESH_POOL", 5000),
+    refreshPool: positiveInteger("BENCH_SSO_REFRESH_POOL", 20000),
     databaseUrl: process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     only: new Set(requested.filter(isCaseGroup))
   }

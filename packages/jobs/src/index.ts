@@ -15,6 +15,7 @@ export {
   type ScheduleSlot
 } from "./JobQueue"
 export { countOption } from "./countOption"
+export { decodeRows } from "./decodeRows"
 export { layerMemory } from "./memory"
 export { migrate } from "./migrations"
 export { type RecurringSchedule, runSchedules, schedulesLayer } from "./schedules"

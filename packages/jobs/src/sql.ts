@@ -2,6 +2,7 @@ import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Deferred, Duration, Effect, Exit, Layer, Option, ParseResult, PubSub, Queue, Schedule, Schema, Stream } from "effect"
 import { newClaimToken } from "./claimToken"
+import { decodeRows } from "./decodeRows"
 import type { JobDefinition } from "./definition"
 import type { PreparedJob } from "./prepare"
 import { prepareJobs } from "./prepare"
@@ -49,7 +50,7 @@ const DeadRow = Schema.Struct({
 const FiredRow = Schema.Struct({ name: Schema.String })
 
 /** Compiled once: a decoder built per statement would be compiled per statement. */
-const rowsOf = <A, I>(row: Schema.Schema<A, I>) => Schema.decodeUnknown(Schema.Array(row))
+const rowsOf = decodeRows
 const decodeEnqueued = rowsOf(EnqueuedRow)
 const decodeClaimed = rowsOf(ClaimedRow)
 const decodeState = rowsOf(StateRow)

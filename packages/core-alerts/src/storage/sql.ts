@@ -1,4 +1,4 @@
-import { enqueueForEachRow } from "@civicstack/jobs"
+import { decodeRows, enqueueForEachRow } from "@civicstack/jobs"
 import type * as Statement from "@effect/sql/Statement"
 import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
@@ -15,7 +15,6 @@ import type { NewNotification, Notification, Subscriber, SubscriberList, Subscri
 import { firstFreeSlug, slugify } from "../domain/slug"
 import { AddressTaken, AlertsStore, DuplicateContentChange, StoreError } from "./AlertsStore"
 import type { Subscribed } from "./AlertsStore"
-import { decodeRows } from "./decodeRows"
 
 type Store = Context.Tag.Service<AlertsStore>
 

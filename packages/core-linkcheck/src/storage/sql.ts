@@ -1,6 +1,7 @@
 import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
-import type { Context, ParseResult } from "effect"
+import { decodeRows } from "@civicstack/jobs"
+import type { Context } from "effect"
 import { Effect, Layer, Option, Schema } from "effect"
 import type { BatchRecord, CheckPriority, CheckRecord, ClaimedCheck, Webhook } from "../domain/check"
 import { hostOf } from "../domain/check"
@@ -133,17 +134,6 @@ const make = Effect.gen(function*() {
 
   const storeFailure = (operation: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.mapError(effect, (cause) => new StoreError({ message: `linkcheck store: ${operation} failed`, cause }))
-
-  // one decoder per row schema: a new `Schema.Array` each time would compile its parser again for every statement
-  const rowDecoders = new Map<Schema.Schema<any, any>, (rows: unknown) => Effect.Effect<ReadonlyArray<any>, ParseResult.ParseError>>()
-  const decodeRows = <A, I>(schema: Schema.Schema<A, I>) => {
-    let decoder = rowDecoders.get(schema)
-    if (decoder === undefined) {
-      decoder = Schema.decodeUnknown(Schema.Array(schema))
-      rowDecoders.set(schema, decoder)
-    }
-    return decoder as (rows: unknown) => Effect.Effect<ReadonlyArray<A>, ParseResult.ParseError>
-  }
 
   /**
    * The library turns a COMMIT or ROLLBACK that fails (the connection was lost in the middle of the transaction)

@@ -2,7 +2,7 @@ import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import type { Context } from "effect"
 import { Clock, Deferred, Duration, Effect, FiberRef, Layer, Option, Schedule, Schema, Stream } from "effect"
-import type { ParseError } from "effect/ParseResult"
+import { decodeRows } from "@civicstack/jobs"
 import { randomUUID } from "node:crypto"
 import { SIGNIN } from "../domain/permissions"
 import type { AccessToken, Application, Grant, RefreshToken, SsoEvent, User } from "../domain/records"
@@ -272,18 +272,6 @@ const PushCredentialRow = Schema.Struct({
   expires_at: Timestamp
 })
 
-const rowsDecoders = new WeakMap<Schema.Schema.Any, (rows: unknown) => Effect.Effect<ReadonlyArray<unknown>, ParseError>>()
-
-/** The decoder of an array of rows, made once per row schema: making one is costly, and queries are hot. */
-const rowsDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
-  let decoder = rowsDecoders.get(schema)
-  if (decoder === undefined) {
-    decoder = Schema.decodeUnknown(Schema.Array(schema))
-    rowsDecoders.set(schema, decoder)
-  }
-  return decoder as (rows: unknown) => Effect.Effect<ReadonlyArray<A>, ParseError>
-}
-
 const storeError = (operation: string) => (cause: unknown) =>
   new StoreError({ message: `sso store: ${operation} failed`, cause })
 
@@ -313,7 +301,7 @@ export const makeSqlStore = (options: SqlStoreOptions = {}) => Effect.gen(functi
   /** Runs a query, decoding its rows; database and decoding failures become a `StoreError`. */
   const rows = <A, I>(operation: string, schema: Schema.Schema<A, I>, query: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
     query.pipe(
-      Effect.flatMap(rowsDecoder(schema)),
+      Effect.flatMap(decodeRows(schema)),
       Effect.mapError(storeError(operation))
     )
 

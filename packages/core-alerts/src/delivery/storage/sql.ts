@@ -1,3 +1,4 @@
+import { decodeRows } from "@civicstack/jobs"
 import { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Context } from "effect"
@@ -8,7 +9,6 @@ import { StoreError } from "../../storage/AlertsStore"
 import type { ClaimedEmail, DigestRun, DigestWindow, FanOutChunk, ImmediateEmailContent, StoredEmail } from "../EmailStore"
 import { EmailStore } from "../EmailStore"
 import { UNSUBSCRIBE_SEPARATOR } from "./bodyParts"
-import { decodeRows } from "../../storage/decodeRows"
 
 type Service = Context.Tag.Service<EmailStore>
 
