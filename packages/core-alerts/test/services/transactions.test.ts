@@ -65,6 +65,20 @@ const change = notificationFromWire(Schema.decodeUnknownSync(CreateNotificationB
   public_updated_at: "2026-03-01T10:00:00Z"
 }))
 
+/**
+ * After a failed first attempt: the change is recorded now with its fan-out job, and a third attempt is a duplicate.
+ * Had the first been recorded, the second would already be the duplicate.
+ */
+const recordedOnlyNow = Effect.gen(function*() {
+  const alerts = yield* Alerts
+  const { jobs } = yield* AlertsParts
+  const recorded = yield* alerts.queueNotification(change)
+  const [claimed] = yield* jobs.claim({ queue: fanOutJob.queue, workerId: "test", limit: 10, leaseDuration: Duration.minutes(1) })
+  expect(claimed?.payload).toEqual({ notificationId: recorded.id })
+  const again = yield* Effect.flip(alerts.queueNotification(change))
+  expect(again._tag).toBe("ContentChangeAlreadyReceived")
+})
+
 describe("what the service does in one transaction (PGlite)", () => {
   it.effect("a notification whose fan-out job cannot be written by its statement is not recorded either", () =>
     Effect.gen(function*() {
@@ -77,12 +91,7 @@ describe("what the service does in one transaction (PGlite)", () => {
       expect(Exit.isFailure(failed)).toBe(true)
       expect(yield* jobs.stats).toEqual([])
 
-      // had the first been recorded, this would be a duplicate content change
-      const recorded = yield* alerts.queueNotification(change)
-      const [claimed] = yield* jobs.claim({ queue: fanOutJob.queue, workerId: "test", limit: 10, leaseDuration: Duration.minutes(1) })
-      expect(claimed?.payload).toEqual({ notificationId: recorded.id })
-      const again = yield* Effect.flip(alerts.queueNotification(change))
-      expect(again._tag).toBe("ContentChangeAlreadyReceived")
+      yield* recordedOnlyNow
       expect((yield* jobs.stats).map((stats) => stats.queued + stats.running)).toEqual([1])
     }).pipe(Effect.provide(Layer.merge(service, pglite.database))))
 
@@ -96,12 +105,7 @@ describe("what the service does in one transaction (PGlite)", () => {
       expect(Exit.isFailure(failed)).toBe(true)
       expect(yield* jobs.stats).toEqual([])
 
-      // had the first been recorded, this would be a duplicate content change
-      const recorded = yield* alerts.queueNotification(change)
-      const [claimed] = yield* jobs.claim({ queue: fanOutJob.queue, workerId: "test", limit: 10, leaseDuration: Duration.minutes(1) })
-      expect(claimed?.payload).toEqual({ notificationId: recorded.id })
-      const again = yield* Effect.flip(alerts.queueNotification(change))
-      expect(again._tag).toBe("ContentChangeAlreadyReceived")
+      yield* recordedOnlyNow
     }).pipe(Effect.provide(serviceOverTransaction)))
 
   it.effect("an auth token whose email cannot be queued does not reactivate the subscriber", () =>

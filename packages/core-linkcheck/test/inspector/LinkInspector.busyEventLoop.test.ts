@@ -20,6 +20,13 @@ const config = (overrides: Partial<InspectorConfig>): Partial<InspectorConfig> =
   ...overrides
 })
 
+/** Checks `/?ms={answerAfter}` with nothing else on this thread. */
+const inspectWithFreeEventLoop = (answerAfter: number, overrides: Partial<InspectorConfig>) =>
+  Effect.flatMap(LinkInspector, (inspector) =>
+    inspector.inspect(`${server.url}/?ms=${answerAfter}`, { background: false })).pipe(
+      Effect.provide(LinkInspector.layer(config(overrides)))
+    )
+
 /**
  * Checks `/?ms={answerAfter}` while this thread's event loop is blocked from `blockFrom` ms after the server has
  * the request until `blockUntil` ms after the check began: the answer arrives while nothing on this thread can read it.
@@ -65,19 +72,13 @@ describe("LinkInspector: a busy event loop", () => {
 
   it.live("a page that answers after the slow threshold is still slow when the event loop is free", () =>
     Effect.gen(function*() {
-      const outcome = yield* Effect.flatMap(LinkInspector, (inspector) =>
-        inspector.inspect(`${server.url}/?ms=400`, { background: false })).pipe(
-          Effect.provide(LinkInspector.layer(config({ slowThreshold: "300 millis" })))
-        )
+      const outcome = yield* inspectWithFreeEventLoop(400, { slowThreshold: "300 millis" })
       expectSingleProblem(outcome, { status: "caution", summary: "Slow page", severity: "warning" })
     }))
 
   it.live("a page that does not answer within the response timeout is unavailable when the event loop is free", () =>
     Effect.gen(function*() {
-      const outcome = yield* Effect.flatMap(LinkInspector, (inspector) =>
-        inspector.inspect(`${server.url}/?ms=1000`, { background: false })).pipe(
-          Effect.provide(LinkInspector.layer(config({ responseTimeout: "300 millis" })))
-        )
+      const outcome = yield* inspectWithFreeEventLoop(1000, { responseTimeout: "300 millis" })
       expectSingleProblem(outcome, { status: "broken", summary: "Website unavailable", severity: "error" })
     }))
 })
