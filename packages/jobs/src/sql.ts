@@ -49,15 +49,13 @@ const DeadRow = Schema.Struct({
 
 const FiredRow = Schema.Struct({ name: Schema.String })
 
-/** Compiled once: a decoder built per statement would be compiled per statement. */
-const rowsOf = decodeRows
-const decodeEnqueued = rowsOf(EnqueuedRow)
-const decodeClaimed = rowsOf(ClaimedRow)
-const decodeState = rowsOf(StateRow)
-const decodeCount = rowsOf(CountRow)
-const decodeStats = rowsOf(StatsRow)
-const decodeDead = rowsOf(DeadRow)
-const decodeFired = rowsOf(FiredRow)
+const decodeEnqueued = decodeRows(EnqueuedRow)
+const decodeClaimed = decodeRows(ClaimedRow)
+const decodeState = decodeRows(StateRow)
+const decodeCount = decodeRows(CountRow)
+const decodeStats = decodeRows(StatsRow)
+const decodeDead = decodeRows(DeadRow)
+const decodeFired = decodeRows(FiredRow)
 
 /** Enqueue attempts before giving up on a dedupe key that keeps changing hands between statements. */
 const ENQUEUE_RACE_RETRIES = 5

@@ -1,6 +1,6 @@
+import { decodeRows } from "@civicstack/jobs"
 import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
-import { decodeRows } from "@civicstack/jobs"
 import type { Context } from "effect"
 import { Effect, Layer, Option, Schema } from "effect"
 import type { BatchRecord, CheckPriority, CheckRecord, ClaimedCheck, Webhook } from "../domain/check"
@@ -83,15 +83,15 @@ const isBatchId = (id: number) => Number.isSafeInteger(id) && id > 0
 const timestamp = (date: Date) => date.toISOString()
 
 /**
- * Checks are indexed by the SHA-256 of their uri and host, as a btree entry cannot hold a long text: this is the SQL
- * of that hash of a text column. Lookups by uri compare the uri too, so a collision cannot find another uri's check.
- */
-/**
  * Rows written by one statement of a batch at most. PGlite runs each statement on the server's thread, so a batch's
  * thousands of rows go in several statements, between which its first checks' requests can go out.
  */
 const ROWS_PER_STATEMENT = 1000
 
+/**
+ * Checks are indexed by the SHA-256 of their uri and host, as a btree entry cannot hold a long text: this is the SQL
+ * of that hash of a text column. Lookups by uri compare the uri too, so a collision cannot find another uri's check.
+ */
 const sha256Of = (column: string) => `sha256(convert_to(${column}, 'UTF8'))`
 
 const checkRecordOf = (row: CheckRow): CheckRecord => ({
@@ -213,8 +213,10 @@ const make = Effect.gen(function*() {
       WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::bigint)
     `
 
-  /** Only the new ids come back: the rest of each new check is known here, and a batch can add 5000 of them. */
-  /** New checks of `uris`, but none of a uri that has a check created at or after `unlessCreatedSince`. */
+  /**
+   * New checks of `uris`, but none of a uri that has a check created at or after `unlessCreatedSince`. Only the new
+   * ids come back: the rest of each new check is known here, and a batch can add 5000 of them.
+   */
   const insertChecks = (
     uris: ReadonlyArray<string>,
     priority: CheckPriority,
