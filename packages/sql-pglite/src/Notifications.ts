@@ -1,9 +1,9 @@
-import type { PGlite } from "@electric-sql/pglite"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { escapeIdentifier } from "pg"
+import type { PgliteWorker } from "./PgliteWorker"
 
 export interface Notifications {
   readonly listen: (channel: string) => Stream.Stream<string, SqlError>
@@ -16,7 +16,7 @@ export interface Notifications {
  * transaction). The session stays subscribed to a channel while at least one
  * stream listens to it.
  */
-export const makeNotifications = (pglite: PGlite, sql: SqlClient.SqlClient): Notifications => {
+export const makeNotifications = (database: PgliteWorker, sql: SqlClient.SqlClient): Notifications => {
   const listeners = new Map<string, number>()
   const countListeners = (channel: string, change: number): number => {
     const count = (listeners.get(channel) ?? 0) + change
@@ -48,7 +48,7 @@ export const makeNotifications = (pglite: PGlite, sql: SqlClient.SqlClient): Not
     listen: (channel) =>
       Stream.asyncPush<string, SqlError>((emit) =>
         Effect.gen(function*() {
-          const stopReceiving = pglite.onNotification((from, payload) => {
+          const stopReceiving = database.onNotification((from, payload) => {
             if (from === channel && payload) emit.single(payload)
           })
           yield* Effect.addFinalizer(() => Effect.sync(stopReceiving))

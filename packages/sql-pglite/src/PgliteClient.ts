@@ -3,7 +3,6 @@
  * or in a data directory, that compiles statements, binds parameters and
  * returns values as `@effect/sql-pg` does, so one body of SQL runs on both.
  */
-import { PGlite } from "@electric-sql/pglite"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
@@ -19,9 +18,9 @@ import type * as Stream from "effect/Stream"
 import * as path from "node:path"
 import { createDataDirectoryIfNew, type DataDirectoryNotEmpty } from "./createDataDirectory"
 import { type DataDirectoryInUse, lockDataDirectory } from "./DataDirectoryLock"
-import { textSerializers, useNodePostgresParsers } from "./nodePostgresTypes"
 import { makeNotifications } from "./Notifications"
 import { makeConnection } from "./PgliteConnection"
+import { startPgliteWorker } from "./PgliteWorker"
 import { makeSession } from "./Session"
 
 export { DataDirectoryNotEmpty } from "./createDataDirectory"
@@ -45,8 +44,6 @@ export interface PgliteClientConfig {
 export interface PgliteClient extends SqlClient.SqlClient {
   readonly [TypeId]: TypeId
   readonly config: PgliteClientConfig
-  /** The underlying instance, for what the client does not cover. */
-  readonly pglite: PGlite
   /** A JSON value for a `json`/`jsonb` parameter, as `PgClient.json`. */
   readonly json: (value: unknown) => Statement.Fragment
   readonly listen: (channel: string) => Stream.Stream<string, SqlError>
@@ -63,9 +60,14 @@ const json = (value: unknown): Statement.Fragment => pgJson(value)
 
 const openPglite = (dataDir: string | undefined, settings: ReadonlyArray<string>) =>
   Effect.tryPromise({
-    try: () => PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), postgresqlconf: [...settings] }),
+    try: () => startPgliteWorker(dataDir, settings),
     catch: (cause) =>
-      new SqlError({ cause, message: `Failed to open PGlite ${dataDir === undefined ? "in memory" : `in ${dataDir}`}` })
+      new SqlError({
+        cause,
+        message: `Failed to open PGlite ${dataDir === undefined ? "in memory" : `in ${dataDir}`}: ${
+          cause instanceof Error ? cause.message : String(cause)
+        }`
+      })
   })
 
 export const make = (
@@ -79,21 +81,13 @@ export const make = (
     }
 
     const session = yield* makeSession
-    const pglite = yield* Effect.acquireRelease(
+    const database = yield* Effect.acquireRelease(
       openPglite(dataDir, config.settings ?? []),
-      (pglite) => session.use(Effect.ignoreLogged(Effect.tryPromise(() => pglite.close())))
+      (database) => session.use(Effect.ignoreLogged(Effect.tryPromise(() => database.close())))
     )
-    yield* Effect.tryPromise({
-      try: () => useNodePostgresParsers(pglite),
-      catch: (cause) => new SqlError({ cause, message: "Failed to read the types of PGlite" })
-    })
 
     let cursors = 0
-    const driver = {
-      pglite,
-      serializers: textSerializers(pglite),
-      nextCursorName: () => `sql_pglite_cursor_${++cursors}`
-    }
+    const driver = { database, nextCursorName: () => `sql_pglite_cursor_${++cursors}` }
 
     const client = yield* SqlClient.make({
       acquirer: Effect.succeed(makeConnection(driver, session.use)),
@@ -109,8 +103,8 @@ export const make = (
         : undefined
     })
 
-    const { listen, notify } = makeNotifications(pglite, client)
-    return Object.assign(client, { [TypeId]: TypeId, config, pglite, json, listen, notify })
+    const { listen, notify } = makeNotifications(database, client)
+    return Object.assign(client, { [TypeId]: TypeId, config, json, listen, notify })
   })
 
 const toContext = (client: PgliteClient) =>

@@ -1,4 +1,4 @@
-import type { PGlite, QueryOptions, Results, SerializerOptions } from "@electric-sql/pglite"
+import type { QueryOptions, Results } from "@electric-sql/pglite"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Chunk from "effect/Chunk"
@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { encodeParameter } from "./parameters"
+import type { PgliteWorker } from "./PgliteWorker"
 import type { SessionAccess } from "./Session"
 
 type TransformRows = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
@@ -32,14 +33,12 @@ const perStatement = <A>(results: ReadonlyArray<Results>, select: (result: Resul
 
 /** What every connection of one client shares. */
 export interface Driver {
-  readonly pglite: PGlite
-  /** Serializers that leave the parameters encoded by `encodeParameter` as they are. */
-  readonly serializers: SerializerOptions
+  readonly database: PgliteWorker
   readonly nextCursorName: () => string
 }
 
 export const makeConnection = (
-  { nextCursorName, pglite, serializers }: Driver,
+  { database, nextCursorName }: Driver,
   withSession: SessionAccess
 ): Connection => {
   /**
@@ -53,10 +52,8 @@ export const makeConnection = (
     options?: QueryOptions
   ): Effect.Effect<ReadonlyArray<Results>, SqlError> =>
     withSession(Effect.tryPromise({
-      try: async () =>
-        params.length === 0 ? await pglite.exec(sql, options) : [
-          await pglite.query(sql, params.map(encodeParameter), { ...options, serializers })
-        ],
+      try: () =>
+        params.length === 0 ? database.exec(sql, options) : database.query(sql, params.map(encodeParameter), options),
       catch: (cause) => new SqlError({ cause, message: `Failed to execute statement: ${describeCause(cause)}` })
     }))
 

@@ -31,37 +31,18 @@ export const makeSession: Effect.Effect<Session> = Effect.sync(() => {
     Effect.gen(function*() {
       yield* restore(mutex.acquire)
       let held = true
-      let lastTurnAt = performance.now()
-      const eventLoopTurn = Effect.async<void>((resume) => {
-        const turn = setImmediate(() => {
-          lastTurnAt = performance.now()
-          resume(Effect.void)
-        })
-        return Effect.sync(() => clearImmediate(turn))
-      })
-      const turnIfDue = Effect.suspend(() =>
-        performance.now() - lastTurnAt >= STATEMENTS_BETWEEN_TURNS_MS ? eventLoopTurn : Effect.void
-      )
       yield* Effect.addFinalizer(() =>
         Effect.suspend(() => {
           held = false
           return mutex.release
         })
       )
-      const access: SessionAccess = (effect) =>
-        Effect.suspend(() => held ? Effect.zipRight(turnIfDue, effect) : use(effect))
+      const access: SessionAccess = (effect) => Effect.suspend(() => held ? effect : use(effect))
       return access
     })
   )
   return { use, reserve }
 })
-
-/**
- * PGlite runs each statement synchronously, so the statements of a transaction, sent one after another, would keep
- * timers and network I/O waiting until COMMIT. Once they have held the thread this long since its last turn, the
- * next statement waits for a macrotask, so that those run in between.
- */
-const STATEMENTS_BETWEEN_TURNS_MS = 10
 
 interface Waiter {
   handedOver: boolean
@@ -83,9 +64,7 @@ const makeFairMutex = () => {
       locked = false
     } else {
       next.handedOver = true
-      // PGlite runs each statement synchronously; handing over on a macrotask lets timers and network I/O run
-      // between statements, so a stream of queued statements cannot starve the event loop.
-      setImmediate(next.wake)
+      next.wake()
     }
   }
 

@@ -1,0 +1,68 @@
+// Run by PgliteClient on a worker thread (see src/PgliteWorker.ts): the database runs here, so its statements use
+// another core and do not hold up the event loop of the thread that sends them.
+import { PGlite } from "@electric-sql/pglite"
+import { parentPort, workerData } from "node:worker_threads"
+import pg from "pg"
+
+const port = parentPort
+if (port === null) throw new Error("pglite-worker.mjs runs on a worker thread")
+
+/** The sender has already turned every parameter into PostgreSQL text. */
+const asText = (value) => value
+
+/**
+ * Every built-in type gets node-postgres's text parser, so values come back as `@effect/sql-pg` returns them: int8
+ * and numeric stay strings, and so on. The types whose values a structured clone would change (Buffers, interval
+ * objects) stay text: the caller's thread parses them (`parsedOnCaller` in src/PgliteWorker.ts).
+ */
+const useNodePostgresParsers = async (database, parsedOnCaller) => {
+  const { rows } = await database.query("SELECT oid::int4 AS oid FROM pg_catalog.pg_type")
+  for (const { oid } of rows) {
+    database.parsers[oid] = parsedOnCaller.includes(oid) ? asText : pg.types.getTypeParser(oid, "text")
+  }
+}
+
+/**
+ * An error's own properties of plain values (Postgres's `code`, `detail`, `constraint`, ...), which a structured
+ * clone of the error would drop.
+ */
+const describeError = (error) => {
+  if (!(error instanceof Error)) return { name: "Error", message: String(error) }
+  const plain = Object.entries(error).filter(([, value]) => value === null || typeof value !== "object" && typeof value !== "function")
+  return { ...Object.fromEntries(plain), name: error.name, message: error.message }
+}
+
+const { dataDir, parsedOnCaller, settings } = workerData
+let database
+try {
+  database = await PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), postgresqlconf: settings })
+  await useNodePostgresParsers(database, parsedOnCaller)
+} catch (error) {
+  port.postMessage({ started: false, error: describeError(error) })
+  process.exit(1)
+}
+const serializers = Object.fromEntries(Object.keys(database.serializers).map((type) => [type, asText]))
+
+database.onNotification((channel, payload) => port.postMessage({ notification: { channel, payload } }))
+
+const run = ({ op, options, params, sql }) => {
+  switch (op) {
+    case "exec":
+      return database.exec(sql, options)
+    case "query":
+      return database.query(sql, params, { ...options, serializers }).then((result) => [result])
+    case "close":
+      return database.close().then(() => [])
+  }
+}
+
+port.on("message", async (request) => {
+  try {
+    port.postMessage({ id: request.id, results: await run(request) })
+  } catch (error) {
+    port.postMessage({ id: request.id, error: describeError(error) })
+  }
+  if (request.op === "close") port.close()
+})
+
+port.postMessage({ started: true })
