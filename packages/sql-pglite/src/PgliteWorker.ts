@@ -61,10 +61,18 @@ const parseOnCaller = (result: Results): Results => {
   return result
 }
 
+const YOUNG_GENERATION_MB = 8
+
 export const startPgliteWorker = (dataDir: string | undefined, settings: ReadonlyArray<string>): Promise<PgliteWorker> =>
   new Promise((resolveStart, rejectStart) => {
-    // No flags of this process (such as a TypeScript loader): the script is plain JavaScript.
-    const worker = new Worker(script, { execArgv: [], workerData: { dataDir, parsedOnCaller, settings: [...settings] } })
+    const worker = new Worker(script, {
+      // No flags of this process (such as a TypeScript loader): the script is plain JavaScript.
+      execArgv: [],
+      // The thread's garbage is short-lived (rows on their way to the caller): a small young generation keeps its
+      // memory low.
+      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+      workerData: { dataDir, parsedOnCaller, settings: [...settings] }
+    })
     const pending = new Map<number, { resolve: (results: Array<Results>) => void; reject: (error: Error) => void }>()
     const listeners = new Set<(channel: string, payload: string) => void>()
     let nextId = 0
