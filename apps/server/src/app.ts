@@ -1,7 +1,7 @@
 import * as Jobs from "@civicstack/jobs"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { ServerConfig } from "./config"
-import { DatabaseNotifications, databaseLayer, describeDatabase } from "./database"
+import { DatabaseLost, DatabaseNotifications, databaseLayer, describeDatabase } from "./database"
 import { Draining } from "./http/draining"
 import { httpHostLayer } from "./http/host"
 import { alertsSlot } from "./services/alerts"
@@ -92,3 +92,17 @@ export const serverLayer = (config: ServerConfig) => {
     Layer.provide(Layer.setTracerEnabled(false))
   )
 }
+
+/**
+ * Runs the server until it is interrupted (SIGTERM), or until its database is lost: then it logs why, shuts down as on
+ * SIGTERM and fails, so that the process exits with code 1 and its supervisor starts it again.
+ */
+export const serveUntilDatabaseLost = (config: ServerConfig) =>
+  Effect.scoped(
+    Effect.flatMap(Layer.build(serverLayer(config)), (running) =>
+      Context.get(running, DatabaseLost).pipe(
+        Effect.tapError((error) =>
+          Effect.logError("The database was lost; the server stops").pipe(Effect.annotateLogs({ reason: error.message }))
+        )
+      ))
+  )

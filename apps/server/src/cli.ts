@@ -2,7 +2,7 @@ import { Command } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Layer } from "effect"
-import { migratedDatabaseLayer, serverLayer } from "./app"
+import { migratedDatabaseLayer, serveUntilDatabaseLost } from "./app"
 import { InvalidConfig, parseServerConfig } from "./config"
 import { alertsCommand } from "./commands/alerts"
 import { linkcheckCommand } from "./commands/linkcheck"
@@ -13,7 +13,7 @@ const loadConfig = Effect.suspend(() => parseServerConfig(process.env))
 
 const serve = Command.make("serve", {}, () =>
   Effect.flatMap(loadConfig, (config) =>
-    Layer.launch(serverLayer(config)).pipe(Effect.provide(loggingLayer(config.logLevel))))
+    serveUntilDatabaseLost(config).pipe(Effect.provide(loggingLayer(config.logLevel))))
 ).pipe(Command.withDescription("Start the reference server: migrations, HTTP host and workers (stop with SIGTERM)"))
 
 const migrate = Command.make("migrate", {}, () =>

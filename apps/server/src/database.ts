@@ -14,6 +14,15 @@ export class DatabaseNotifications extends Context.Tag("@civicstack/server/Datab
   { readonly listen: (channel: string) => Stream.Stream<string, SqlError> }
 >() {}
 
+/**
+ * Fails when the database can never answer again, so that the server stops and its supervisor starts it again. Only
+ * the embedded database can be lost: the server rides out a PostgreSQL outage, reconnecting when it ends.
+ */
+export class DatabaseLost extends Context.Tag("@civicstack/server/DatabaseLost")<
+  DatabaseLost,
+  Effect.Effect<never, SqlError>
+>() {}
+
 export const pgliteDirectory = (dataDir: string) => Path.resolve(dataDir, "pglite")
 
 /** PGlite lives in the server's memory: 16 MB of shared buffers (PostgreSQL's default is 128 MB) serve its small loads. */
@@ -30,7 +39,9 @@ const wasmBaselineCompilerOnly = Layer.effectDiscard(Effect.sync(() => v8.setFla
 export const databaseLayer = (database: ServerConfig["database"]) =>
   database._tag === "Postgres"
     ? Layer.effectContext(
-      Effect.succeed(Context.make(DatabaseNotifications, { listen: pgListen(database.url) }))
+      Effect.succeed(
+        Context.make(DatabaseNotifications, { listen: pgListen(database.url) }).pipe(Context.add(DatabaseLost, Effect.never))
+      )
     ).pipe(
       // Waiting for a connection is bounded, so that work waiting through an outage fails, and is tried again,
       // rather than waiting forever on a pool whose connections the outage broke. DATABASE_POOL_SIZE connections
@@ -44,7 +55,11 @@ export const databaseLayer = (database: ServerConfig["database"]) =>
       }))
     )
     : Layer.effectContext(
-      Effect.map(PgliteClient.PgliteClient, (client) => Context.make(DatabaseNotifications, { listen: client.listen }))
+      Effect.map(
+        PgliteClient.PgliteClient,
+        (client) =>
+          Context.make(DatabaseNotifications, { listen: client.listen }).pipe(Context.add(DatabaseLost, client.failure))
+      )
     ).pipe(
       Layer.provideMerge(
         PgliteClient.layer({ dataDir: pgliteDirectory(database.dataDir), settings: PGLITE_SETTINGS }).pipe(

@@ -28,7 +28,8 @@ const useNodePostgresParsers = async (database, parsedOnCaller) => {
  */
 const describeError = (error) => {
   if (!(error instanceof Error)) return { name: "Error", message: String(error) }
-  const plain = Object.entries(error).filter(([, value]) => value === null || typeof value !== "object" && typeof value !== "function")
+  const isPlain = (value) => value === null || (typeof value !== "object" && typeof value !== "function")
+  const plain = Object.entries(error).filter(([, value]) => isPlain(value))
   return { ...Object.fromEntries(plain), name: error.name, message: error.message }
 }
 
@@ -53,6 +54,8 @@ const run = ({ op, options, params, sql }) => {
       return database.query(sql, params, { ...options, serializers }).then((result) => [result])
     case "close":
       return database.close().then(() => [])
+    default:
+      return Promise.reject(new Error(`Unknown operation ${op}`))
   }
 }
 

@@ -35,6 +35,12 @@ export interface PgliteClientConfig {
   readonly dataDir?: string | undefined
   /** PostgreSQL settings as `name=value`, applied at each start, e.g. `shared_buffers=16MB` to use less memory. */
   readonly settings?: ReadonlyArray<string> | undefined
+  /**
+   * The V8 heap limit, in MB, of the thread the database runs on (V8's default when unset). Rows on their way to the
+   * caller are held there: a statement whose results pass the limit stops the thread, and with it the client (see
+   * `failure`).
+   */
+  readonly threadHeapLimitMb?: number | undefined
   readonly transformResultNames?: ((str: string) => string) | undefined
   readonly transformQueryNames?: ((str: string) => string) | undefined
   readonly transformJson?: boolean | undefined
@@ -48,6 +54,11 @@ export interface PgliteClient extends SqlClient.SqlClient {
   readonly json: (value: unknown) => Statement.Fragment
   readonly listen: (channel: string) => Stream.Stream<string, SqlError>
   readonly notify: (channel: string, payload: string) => Effect.Effect<void, SqlError>
+  /**
+   * Waits as long as the database works. Fails if the thread it runs on stops before the client closes (out of memory,
+   * a crash): every statement fails from then on, so a server should stop and be started again.
+   */
+  readonly failure: Effect.Effect<never, SqlError>
 }
 
 export const PgliteClient: Context.Tag<PgliteClient, PgliteClient> = Context.GenericTag<PgliteClient>(
@@ -58,9 +69,9 @@ export const PgliteClient: Context.Tag<PgliteClient, PgliteClient> = Context.Gen
 const pgJson = Statement.custom<Statement.Custom<"PgJson", unknown>>("PgJson")
 const json = (value: unknown): Statement.Fragment => pgJson(value)
 
-const openPglite = (dataDir: string | undefined, settings: ReadonlyArray<string>) =>
+const openPglite = (dataDir: string | undefined, config: PgliteClientConfig) =>
   Effect.tryPromise({
-    try: () => startPgliteWorker(dataDir, settings),
+    try: () => startPgliteWorker({ dataDir, settings: config.settings ?? [], heapLimitMb: config.threadHeapLimitMb }),
     catch: (cause) =>
       new SqlError({
         cause,
@@ -82,7 +93,7 @@ export const make = (
 
     const session = yield* makeSession
     const database = yield* Effect.acquireRelease(
-      openPglite(dataDir, config.settings ?? []),
+      openPglite(dataDir, config),
       (database) => session.use(Effect.ignoreLogged(Effect.tryPromise(() => database.close())))
     )
 
@@ -104,7 +115,11 @@ export const make = (
     })
 
     const { listen, notify } = makeNotifications(database, client)
-    return Object.assign(client, { [TypeId]: TypeId, config, json, listen, notify })
+    const failure = Effect.flatMap(
+      Effect.promise(() => database.failure),
+      (cause) => new SqlError({ cause, message: `PGlite stopped: ${cause.message}` })
+    )
+    return Object.assign(client, { [TypeId]: TypeId, config, failure, json, listen, notify })
   })
 
 const toContext = (client: PgliteClient) =>

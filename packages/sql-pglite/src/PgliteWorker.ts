@@ -17,6 +17,15 @@ export interface PgliteWorker {
   readonly onNotification: (listener: (channel: string, payload: string) => void) => () => void
   /** Closes the database, then ends the thread. */
   readonly close: () => Promise<void>
+  /** Settles with the reason when the thread stops other than by `close`; every statement fails from then on. */
+  readonly failure: Promise<Error>
+}
+
+export interface PgliteWorkerOptions {
+  readonly dataDir: string | undefined
+  readonly settings: ReadonlyArray<string>
+  /** The thread's V8 heap limit in MB (V8's default when unset): a statement whose results pass it stops the thread. */
+  readonly heapLimitMb: number | undefined
 }
 
 type Request =
@@ -63,20 +72,28 @@ const parseOnCaller = (result: Results): Results => {
 
 const YOUNG_GENERATION_MB = 8
 
-export const startPgliteWorker = (dataDir: string | undefined, settings: ReadonlyArray<string>): Promise<PgliteWorker> =>
+export const startPgliteWorker = ({ dataDir, heapLimitMb, settings }: PgliteWorkerOptions): Promise<PgliteWorker> =>
   new Promise((resolveStart, rejectStart) => {
     const worker = new Worker(script, {
       // No flags of this process (such as a TypeScript loader): the script is plain JavaScript.
       execArgv: [],
       // The thread's garbage is short-lived (rows on their way to the caller): a small young generation keeps its
       // memory low.
-      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+      resourceLimits: {
+        maxYoungGenerationSizeMb: YOUNG_GENERATION_MB,
+        ...(heapLimitMb !== undefined && { maxOldGenerationSizeMb: heapLimitMb })
+      },
       workerData: { dataDir, parsedOnCaller, settings: [...settings] }
     })
     const pending = new Map<number, { resolve: (results: Array<Results>) => void; reject: (error: Error) => void }>()
     const listeners = new Set<(channel: string, payload: string) => void>()
     let nextId = 0
     let stopped: Error | undefined
+    let closing = false
+    let reportFailure: (error: Error) => void = () => {}
+    const failure = new Promise<Error>((resolve) => {
+      reportFailure = resolve
+    })
 
     const stop = (error: Error) => {
       if (stopped !== undefined) return
@@ -84,6 +101,7 @@ export const startPgliteWorker = (dataDir: string | undefined, settings: Readonl
       rejectStart(error)
       for (const request of pending.values()) request.reject(error)
       pending.clear()
+      if (!closing) reportFailure(error)
     }
     worker.on("error", (error) => stop(new Error(`The PGlite worker failed: ${error.message}`, { cause: error })))
     worker.on("exit", (code) => stop(new Error(`The PGlite worker stopped (exit code ${code})`)))
@@ -107,9 +125,11 @@ export const startPgliteWorker = (dataDir: string | undefined, settings: Readonl
             return () => listeners.delete(listener)
           },
           close: async () => {
+            closing = true
             await send({ op: "close" })
             await worker.terminate()
-          }
+          },
+          failure
         })
       }
       if ("notification" in reply) {

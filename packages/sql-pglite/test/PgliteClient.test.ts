@@ -369,3 +369,20 @@ layer(withNameTransforms)(
       }))
   }
 )
+
+layer(PgliteClient.layer({ threadHeapLimitMb: 64 }))("PgliteClient whose thread runs out of memory", (it) => {
+  it.effect("fails every statement after, and `failure` says why, while a working client's `failure` waits", () =>
+    Effect.gen(function*() {
+      const sql = yield* PgliteClient.PgliteClient
+      expect(Option.isNone(yield* TestServices.provideLive(Effect.timeoutOption(sql.failure, "50 millis")))).toBe(true)
+
+      // About 640 MB of rows, far past the thread's 64 MB heap.
+      const tooLarge = yield* Effect.flip(sql`SELECT repeat(md5(i::text), 100) FROM generate_series(1, 200000) AS i`)
+      expect(tooLarge.message).toMatch(/memory/)
+
+      const failure = yield* Effect.flip(sql.failure)
+      expect(failure.message).toMatch(/^PGlite stopped: .*memory/)
+      const after = yield* Effect.flip(sql`SELECT 1`)
+      expect(after.message).toMatch(/memory/)
+    }))
+})
