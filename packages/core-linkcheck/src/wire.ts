@@ -1,7 +1,10 @@
-import { Duration } from "effect"
-import type { BatchReport, LinkReport } from "./api/reports"
+import { Duration, Schema } from "effect"
+import { BatchReport } from "./api/reports"
+import type { LinkReport } from "./api/reports"
 import type { CheckParams, CreateBatchBody } from "./api/requests"
+import type { BatchRecord } from "./domain/check"
 import type { Batch, Link } from "./domain/reports"
+import { toBatch } from "./domain/reports"
 import type { BatchRequest, CheckRequest } from "./services/LinkChecker"
 
 /** The mapping between the service's types and the snake_case wire contract of `./api`, used at every seam. */
@@ -24,6 +27,11 @@ export const batchToWire = (batch: Batch): BatchReport => ({
   totals: batch.totals,
   completed_at: batch.completedAt
 })
+
+const encodeBatchReport = Schema.encodeSync(BatchReport)
+
+/** A batch's report as the JSON text of `BatchReport`. */
+export const batchReportJson = (batch: BatchRecord): string => JSON.stringify(encodeBatchReport(batchToWire(toBatch(batch))))
 
 export const checkRequestFromWire = (params: CheckParams): CheckRequest => ({
   uri: params.uri,

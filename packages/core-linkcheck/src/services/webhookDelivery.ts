@@ -1,10 +1,7 @@
 import { runWorker } from "@civicstack/jobs"
 import type { WorkerOptions } from "@civicstack/jobs"
 import { Clock, Effect, Option, Schema } from "effect"
-import { BatchReport } from "../api/reports"
-import { toBatch } from "../domain/reports"
 import { SIGNATURE_HEADER, signWebhookBody } from "../domain/signature"
-import { batchToWire } from "../wire"
 import { LinkcheckParts } from "./LinkcheckParts"
 import { WebhookDelivery } from "./webhookJob"
 
@@ -17,8 +14,6 @@ export class WebhookNotDelivered extends Schema.TaggedError<WebhookNotDelivered>
   }
 }
 
-const encodeReport = Schema.encodeSync(BatchReport)
-
 /** A receiver that answers 429 or 5xx may take the webhook later; any other answer is final. */
 const receiverMayAcceptLater = (status: number) => status === 429 || status >= 500
 
@@ -30,11 +25,10 @@ const receiverMayAcceptLater = (status: number) => status === 429 || status >= 5
 export const deliverWebhook = (batchId: number) =>
   Effect.gen(function*() {
     const { store, webhookTransport } = yield* LinkcheckParts
-    const batch = yield* store.findBatch(batchId)
-    if (Option.isNone(batch) || batch.value.webhook === null) return
+    const report = yield* store.findWebhookReport(batchId)
+    if (Option.isNone(report) || report.value.webhook === null) return
     if ((yield* store.webhookAttempts(batchId)).some((attempt) => attempt.final)) return
-    const webhook = batch.value.webhook
-    const body = JSON.stringify(encodeReport(batchToWire(toBatch(batch.value))))
+    const { reportJson: body, webhook } = report.value
     const headers: Record<string, string> = { "content-type": "application/json" }
     if (webhook.secretToken !== null) headers[SIGNATURE_HEADER] = signWebhookBody(body, webhook.secretToken)
 

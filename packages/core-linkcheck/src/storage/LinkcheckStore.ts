@@ -60,6 +60,11 @@ export interface CompletedChecks {
   readonly completedBatches: ReadonlyArray<{ readonly id: number; readonly webhook: Webhook | null }>
 }
 
+export interface WebhookReport {
+  readonly webhook: Webhook | null
+  readonly reportJson: string
+}
+
 export interface WebhookAttempt {
   readonly batchId: number
   readonly attemptedAt: Date
@@ -121,6 +126,12 @@ export class LinkcheckStore extends Context.Tag("@civicstack/core-linkcheck/Link
   /** Creates the batch, reusing checks within the window and creating the others; completed at once if none is pending. */
   readonly createBatch: (batch: NewBatch) => Effect.Effect<BatchRecord, StoreError>
   readonly findBatch: (id: number) => Effect.Effect<Option.Option<BatchRecord>, StoreError>
+  /**
+   * What a batch's webhook sends: its target, and its report as the JSON text of `BatchReport` (`./api`). The SQL
+   * store builds the text in the database, which for a large batch costs a fraction of reading the rows and
+   * encoding them.
+   */
+  readonly findWebhookReport: (id: number) => Effect.Effect<Option.Option<WebhookReport>, StoreError>
   /**
    * Claims pending checks that nobody holds (or whose holder's claim expired): high priority first, except that
    * `lowPriorityQuota` slots go to low priority first; never more per host than the request allows.

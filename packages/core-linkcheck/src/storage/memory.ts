@@ -10,6 +10,7 @@ import type {
   WorkerHeartbeat,
   Workload
 } from "./LinkcheckStore"
+import { batchReportJson } from "../wire"
 import { LinkcheckStore, StoreError } from "./LinkcheckStore"
 
 interface StoredCheck {
@@ -477,6 +478,13 @@ const make = Effect.gen(function*() {
     createBatch: (batch) => atomically((state) => createBatch(state, batch)),
     findBatch: (id) =>
       read((state) => Option.map(HashMap.get(state.batches, id), (batch) => storedBatchRecord(state, batch))),
+    findWebhookReport: (id) =>
+      read((state) =>
+        Option.map(HashMap.get(state.batches, id), (batch) => {
+          const record = storedBatchRecord(state, batch)
+          return { webhook: record.webhook, reportJson: batchReportJson(record) }
+        })
+      ),
     claimChecks: (request) => atomically((state) => claimChecks(state, request)),
     extendClaims: (workerId, ids, until) =>
       atomically((state) => [

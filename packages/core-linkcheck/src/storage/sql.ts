@@ -70,6 +70,15 @@ const IdRow = Schema.Struct({ id: Schema.String })
 const NewCheckRow = Schema.Struct({ id: Schema.String, uri: Schema.String })
 const CountRow = Schema.Struct({ count: Schema.Number })
 
+const WebhookReportRow = Schema.Struct({
+  webhook_uri: Schema.NullOr(Schema.String),
+  webhook_secret_token: Schema.NullOr(Schema.String),
+  report: Schema.String
+})
+
+/** `Timestamp` of `./api`: RFC 3339 UTC, to the second. */
+const wireTimestamp = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
+
 const CHECK_COLUMNS = `c.id::text AS id, c.uri, c.priority, c.created_at, c.completed_at, c.status, c.errors,
   c.warnings, c.danger, c.problem_summary, c.suggested_fix`
 
@@ -320,6 +329,48 @@ const make = Effect.gen(function*() {
         checks: checks.map(checkRecordOf)
       })
     }).pipe(storeFailure("findBatch"))
+
+  /** The report is built as `toBatch` and `batchToWire` build it; the shared storage suite compares the two. */
+  const findWebhookReport = (id: number) =>
+    Effect.gen(function*() {
+      if (!isBatchId(id)) return Option.none()
+      const [row] = yield* sql`
+        SELECT b.webhook_uri, b.webhook_secret_token, json_build_object(
+          'id', b.id,
+          'status', CASE WHEN b.completed_at IS NULL THEN 'in_progress' ELSE 'completed' END,
+          'links', coalesce(l.links, '[]'::json),
+          'totals', json_build_object(
+            'links', l.total, 'ok', l.ok, 'caution', l.caution, 'broken', l.broken, 'pending', l.pending,
+            'danger', l.danger
+          ),
+          'completed_at', ${sql.literal(wireTimestamp("b.completed_at"))}
+        )::text AS report
+        FROM linkcheck.batches b CROSS JOIN LATERAL (
+          SELECT
+            json_agg(link ORDER BY bl.position) AS links,
+            count(*)::integer AS total,
+            (count(*) FILTER (WHERE link.status = 'ok'))::integer AS ok,
+            (count(*) FILTER (WHERE link.status = 'caution'))::integer AS caution,
+            (count(*) FILTER (WHERE link.status = 'broken'))::integer AS broken,
+            (count(*) FILTER (WHERE link.status = 'pending'))::integer AS pending,
+            (count(*) FILTER (WHERE link.danger <> '[]'::jsonb))::integer AS danger
+          FROM linkcheck.batch_links bl JOIN linkcheck.checks c ON c.id = bl.check_id
+          -- a row's columns are the keys of its JSON object: those of LinkReport, in its order
+          CROSS JOIN LATERAL (
+            SELECT c.uri, coalesce(c.status, 'pending') AS status,
+              ${sql.literal(wireTimestamp("c.completed_at"))} AS checked, c.problem_summary,
+              coalesce(c.errors, '[]'::jsonb) AS errors, coalesce(c.warnings, '[]'::jsonb) AS warnings,
+              coalesce(c.danger, '[]'::jsonb) AS danger, c.suggested_fix
+          ) link
+          WHERE bl.batch_id = b.id
+        ) l
+        WHERE b.id = ${id}::bigint
+      `.pipe(Effect.flatMap(decodeRows(WebhookReportRow)))
+      return Option.map(Option.fromNullable(row), (found) => ({
+        webhook: webhookOf(found.webhook_uri, found.webhook_secret_token),
+        reportJson: found.report
+      }))
+    }).pipe(storeFailure("findWebhookReport"))
 
   /**
    * A claim looks at the first waiting checks of each host only: as many as the host's allowance (see `ClaimRequest`)
@@ -636,6 +687,7 @@ const make = Effect.gen(function*() {
     createChecks,
     createBatch,
     findBatch,
+    findWebhookReport,
     claimChecks,
     extendClaims,
     releaseClaims,

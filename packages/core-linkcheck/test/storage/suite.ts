@@ -4,6 +4,7 @@ import { Deferred, Effect, Fiber, Option, TestServices } from "effect"
 import type { CheckPriority, CheckResult, ClaimedCheck } from "../../src/domain/check"
 import type { ClaimRequest } from "../../src/storage/LinkcheckStore"
 import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
+import { batchReportJson } from "../../src/wire"
 import type { StoreUnderTest } from "./backends"
 import { SecondCopy } from "./backends"
 
@@ -804,6 +805,63 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           const [check] = yield* claim()
           const completed = yield* completeOne(store, { id: check!.id, workerId: "worker-a", result: ok, now: at(1) })
           expect(completed).toEqual(Option.some({ completedBatches: [{ id: batch.id, webhook }] }))
+        }), 60_000)
+    })
+
+    describe("findWebhookReport", () => {
+      /** The report as the service's TypeScript builds it from `findBatch`, the one the database's text must equal. */
+      const expectedReport = (id: number) =>
+        Effect.map(LinkcheckStore, (store) => store.findBatch(id)).pipe(
+          Effect.flatten,
+          Effect.map(Option.map((batch) => ({ webhook: batch.webhook, report: JSON.parse(batchReportJson(batch)) })))
+        )
+      const foundReport = (id: number) =>
+        Effect.flatMap(LinkcheckStore, (store) => store.findWebhookReport(id)).pipe(
+          Effect.map(Option.map(({ reportJson, webhook }) => ({ webhook, report: JSON.parse(reportJson) })))
+        )
+
+      test("is the report that findBatch's record gives, in progress and completed, with its webhook", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const quoted = `https://example.com/"quoted"\\path?ü=✓&tab=\t`
+          const batch = yield* store.createBatch({
+            uris: ["https://ok.example/", quoted, "https://broken.example/", "https://ok.example/", "https://late.example/"],
+            priority: "high",
+            reuseSince: start,
+            webhook: { uri: "https://hooks.example/done", secretToken: "s3cret" },
+            now: start
+          })
+          const [okCheck, quotedCheck, brokenCheck, , lateCheck] = batch.checks
+          // Sub-second times: the report gives them to the second, cut, not rounded.
+          yield* complete([okCheck!.id], new Date(start.getTime() + 1999))
+          yield* complete([brokenCheck!.id, quotedCheck!.id], at(2.5), {
+            ...broken,
+            errors: ["Line one\nline \"two\"", "ünïcödé ✓"]
+          })
+          const inProgress = yield* foundReport(batch.id)
+          expect(inProgress).toEqual(yield* expectedReport(batch.id))
+          expect(Option.getOrThrow(inProgress).report.status).toBe("in_progress")
+          expect(Option.getOrThrow(inProgress).report.totals).toEqual({
+            links: 5, ok: 2, caution: 0, broken: 2, pending: 1, danger: 2
+          })
+
+          yield* complete([lateCheck!.id], at(70), { ...ok, status: "caution", warnings: ["Slow."], suggestedFix: "Wait." })
+          const completed = yield* foundReport(batch.id)
+          expect(completed).toEqual(yield* expectedReport(batch.id))
+          expect(Option.getOrThrow(completed).report).toMatchObject({ status: "completed", completed_at: "2024-03-01T12:01:10Z" })
+          expect(Option.getOrThrow(completed).report.links[0].checked).toBe("2024-03-01T12:00:01Z")
+          expect(Option.getOrThrow(completed).webhook).toEqual({ uri: "https://hooks.example/done", secretToken: "s3cret" })
+        }))
+
+      test("of a batch without a webhook, of 5000 links, and of an unknown id", () =>
+        Effect.gen(function*() {
+          const batch = yield* newBatch(Array.from({ length: 5000 }, (_, i) => `https://host${i % 50}.example/${i % 4000}`))
+          yield* complete(batch.checks.slice(0, 2500).map((check) => check.id), at(5))
+          const found = yield* foundReport(batch.id)
+          expect(found).toEqual(yield* expectedReport(batch.id))
+          expect(Option.getOrThrow(found).webhook).toBeNull()
+          expect(yield* foundReport(12345)).toEqual(Option.none())
+          expect(yield* foundReport(1.5)).toEqual(Option.none())
         }), 60_000)
     })
 
