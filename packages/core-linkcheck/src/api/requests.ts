@@ -20,17 +20,17 @@ const BooleanFromString = Schema.transform(
 const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 /**
- * Text that can be stored and sent on: no NUL character (PostgreSQL text cannot hold one) and no half of a
- * surrogate pair (not a character at all; JSON escapes such as `"\ud800"` produce one).
+ * Why a text cannot be stored and sent on, if it cannot: a NUL character (PostgreSQL text cannot hold one) or half of
+ * a surrogate pair (not a character at all; JSON escapes such as `"\ud800"` produce one).
  */
-const storable = (text: Schema.Schema<string>) =>
-  text.pipe(
-    Schema.filter((value) => !value.includes("\u0000") || "must not contain NUL characters (U+0000)"),
-    Schema.filter((value) =>
-      !UNPAIRED_SURROGATE.test(value) ||
-      "must not contain unpaired surrogates (a \\uD800-\\uDFFF escape without its other half)"
-    )
-  )
+const storageProblem = (text: string): string | undefined =>
+  text.includes("\u0000")
+    ? "must not contain NUL characters (U+0000)"
+    : UNPAIRED_SURROGATE.test(text)
+    ? "must not contain unpaired surrogates (a \\uD800-\\uDFFF escape without its other half)"
+    : undefined
+
+const storable = (text: Schema.Schema<string>) => text.pipe(Schema.filter((value) => storageProblem(value) ?? true))
 
 const StorableString = storable(Schema.String)
 
@@ -55,9 +55,20 @@ const WebhookUri = StorableString.pipe(
   })
 )
 
-/** Empty strings in `uris` are dropped before the size rules apply. */
+/**
+ * Empty strings in `uris` are dropped before the size rules apply. The uris are checked in one filter over the array
+ * rather than one per uri: a first request's 5000 uris then take milliseconds to decode, not tens of them.
+ */
 const Uris = Schema.transform(
-  Schema.Array(storable(Schema.String.annotations({ message: () => "must be an array of strings" }))),
+  Schema.Array(Schema.String.annotations({ message: () => "must be an array of strings" })).pipe(
+    Schema.filter((uris) => {
+      for (let index = 0; index < uris.length; index++) {
+        const problem = storageProblem(uris[index]!)
+        if (problem !== undefined) return { path: [index], message: problem }
+      }
+      return true
+    })
+  ),
   Schema.Array(Schema.String),
   { strict: true, decode: (uris) => uris.filter((uri) => uri.trim() !== ""), encode: (uris) => uris }
 ).pipe(

@@ -91,6 +91,9 @@ const RESULTS_GATHERING_STEPS = 6
 const RESULTS_WORTH_A_WRITE = 64
 const gatheringStep = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, RESULTS_GATHERING_STEP_MS)))
 
+const STARTS_PER_TURN = 16
+const nextTurn = Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+
 /** High priority first, then in the order the checks were created. */
 const runsBefore = (a: ClaimedCheck, b: ClaimedCheck) =>
   a.priority === b.priority ? Number(a.id) < Number(b.id) : a.priority === "high"
@@ -186,11 +189,23 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
 
     const checks = yield* FiberSet.make<void, never>()
 
-    const startReady: Effect.Effect<void> = Effect.suspend(() =>
-      stopping ? Effect.void : Effect.forEach(takeStartable(), (check) => FiberSet.run(checks, runCheck(check)), {
-        discard: true
-      })
-    )
+    /**
+     * Starts the checks that may start now. Many at once (after a claim) are started a group at a time with a turn
+     * of the event loop between groups, so that the first group's connections open and their requests leave while the
+     * rest are prepared. Uninterruptible: every check taken is started, and so handed back if interrupted.
+     */
+    const startReady: Effect.Effect<void> = Effect.suspend(() => {
+      if (stopping) return Effect.void
+      const startable = takeStartable()
+      return Effect.forEach(
+        startable,
+        (check, index) =>
+          index > 0 && index % STARTS_PER_TURN === 0
+            ? Effect.zipRight(nextTurn, FiberSet.run(checks, runCheck(check)))
+            : FiberSet.run(checks, runCheck(check)),
+        { discard: true }
+      )
+    }).pipe(Effect.uninterruptible)
 
     const capacity = settings.concurrency + prefetch
     /**
