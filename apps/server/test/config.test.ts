@@ -1,4 +1,4 @@
-import { Either, Redacted } from "effect"
+import { Duration, Either, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
 import { parseServerConfig } from "../src/config"
 
@@ -13,6 +13,7 @@ describe("server configuration", () => {
     expect(config.tls).toBeUndefined()
     expect(config.run).toEqual(["web", "workers"])
     expect(config.linkcheck).toMatchObject({ concurrency: 128, perHostConcurrency: 4, allowPrivateAddresses: false })
+    expect(config.linkcheck.scheduler).toEqual({})
   })
 
   it("reads each service's own section and what this copy runs", () => {
@@ -20,6 +21,7 @@ describe("server configuration", () => {
       RUN: "workers",
       LINKCHECK_CONCURRENCY: "32",
       LINKCHECK_PER_HOST_CONCURRENCY: "2",
+      LINKCHECK_PER_HOST_INTERVAL_MS: "0",
       LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true",
       LINKCHECK_SUSPICIOUS_DOMAINS: "bad.example, .worse.example"
     }))
@@ -28,7 +30,8 @@ describe("server configuration", () => {
       concurrency: 32,
       perHostConcurrency: 2,
       allowPrivateAddresses: true,
-      suspiciousDomains: ["bad.example", "worse.example"]
+      suspiciousDomains: ["bad.example", "worse.example"],
+      scheduler: { perHostInterval: Duration.millis(0) }
     })
   })
 
@@ -65,6 +68,7 @@ describe("server configuration", () => {
       TLS_CERT_FILE: "/etc/cert.pem",
       RUN: "web,cron",
       LINKCHECK_CONCURRENCY: "0",
+      LINKCHECK_PER_HOST_INTERVAL_MS: "-5",
       LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "maybe",
       LINKCHECK_RETENTION_DAYS: "forever"
     })
@@ -80,6 +84,7 @@ describe("server configuration", () => {
       "TLS_CERT_FILE and TLS_KEY_FILE must be set together",
       "LINKCHECK_ALLOW_PRIVATE_ADDRESSES must be true or false (got \"maybe\")",
       "LINKCHECK_CONCURRENCY must be a whole number from 1 to 10000 (got \"0\")",
+      "LINKCHECK_PER_HOST_INTERVAL_MS must be a whole number of milliseconds from 0 to 60000 (got \"-5\")",
       "LINKCHECK_RETENTION_DAYS must be a whole number of days from 1 to 3650 (got \"forever\")"
     ])
   })

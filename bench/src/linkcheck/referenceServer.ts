@@ -96,6 +96,10 @@ export const startReferenceServer = (
       LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true",
       LINKCHECK_CONCURRENCY: String(limits.global),
       LINKCHECK_PER_HOST_CONCURRENCY: String(limits.perHost),
+      // the server's default (10 ms) unless a run asks for another, as a comparison with linkinator (which has none)
+      ...(process.env.BENCH_PER_HOST_INTERVAL_MS === undefined
+        ? {}
+        : { LINKCHECK_PER_HOST_INTERVAL_MS: process.env.BENCH_PER_HOST_INTERVAL_MS }),
       ...(database._tag === "Postgres" ? { DATABASE_URL: database.url } : { DATA_DIR: database.dataDir })
     }
     // The built server, as ops run it, when `npm run build` has made it; else the sources through tsx (more memory).

@@ -17,6 +17,9 @@ const Count = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 10_00
 const Days = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 3650))
   .annotations(expecting("a whole number of days from 1 to 3650"))
 
+const Millis = Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 60_000))
+  .annotations(expecting("a whole number of milliseconds from 0 to 60000"))
+
 const DomainList = Schema.transform(
   Schema.String.pipe(Schema.pattern(/^[a-z0-9.,\s-]*$/i)),
   Schema.Array(Schema.String),
@@ -35,7 +38,13 @@ const DomainList = Schema.transform(
 export const linkcheckConfig: Config.Config<
   Pick<
     LinkcheckSettings,
-    "allowPrivateAddresses" | "suspiciousDomains" | "internalDomains" | "concurrency" | "perHostConcurrency" | "retention"
+    | "allowPrivateAddresses"
+    | "suspiciousDomains"
+    | "internalDomains"
+    | "concurrency"
+    | "perHostConcurrency"
+    | "retention"
+    | "scheduler"
   >
 > = Config.all({
   allowPrivateAddresses: Schema.Config("ALLOW_PRIVATE_ADDRESSES", Flag).pipe(
@@ -50,6 +59,10 @@ export const linkcheckConfig: Config.Config<
   concurrency: Schema.Config("CONCURRENCY", Count).pipe(Config.withDefault(defaultLinkcheckSettings.concurrency)),
   perHostConcurrency: Schema.Config("PER_HOST_CONCURRENCY", Count).pipe(
     Config.withDefault(defaultLinkcheckSettings.perHostConcurrency)
+  ),
+  scheduler: Schema.Config("PER_HOST_INTERVAL_MS", Millis).pipe(
+    Config.map((millis) => ({ perHostInterval: Duration.millis(millis) })),
+    Config.withDefault({})
   ),
   retention: Schema.Config("RETENTION_DAYS", Days).pipe(
     Config.map(Duration.days),
