@@ -31,6 +31,22 @@ const describeCause = (cause: unknown): string => cause instanceof Error ? cause
 const perStatement = <A>(results: ReadonlyArray<Results>, select: (result: Results) => A): A | Array<A> =>
   results.length === 1 ? select(results[0]!) : results.map(select)
 
+/**
+ * Sends a statement and returns its answer without waiting for it: the session is handed on once the statement is
+ * sent, since the database runs what it is sent in order. The answer is marked handled at once, so that one whose
+ * caller was interrupted before awaiting it is not an unhandled rejection.
+ */
+const startSending = <A>(send: () => Promise<A>): Promise<A> => {
+  let answer: Promise<A>
+  try {
+    answer = send()
+  } catch (error) {
+    answer = Promise.reject(error)
+  }
+  answer.catch(() => {})
+  return answer
+}
+
 /** What every connection of one client shares. */
 export interface Driver {
   readonly database: PgliteWorker
@@ -51,11 +67,16 @@ export const makeConnection = (
     params: ReadonlyArray<unknown>,
     options?: QueryOptions
   ): Effect.Effect<ReadonlyArray<Results>, SqlError> =>
-    withSession(Effect.tryPromise({
-      try: () =>
-        params.length === 0 ? database.exec(sql, options) : database.query(sql, params.map(encodeParameter), options),
-      catch: (cause) => new SqlError({ cause, message: `Failed to execute statement: ${describeCause(cause)}` })
-    }))
+    withSession(Effect.sync(() =>
+      startSending(() =>
+        params.length === 0 ? database.exec(sql, options) : database.query(sql, params.map(encodeParameter), options)
+      )
+    )).pipe(Effect.flatMap((answer) =>
+      Effect.tryPromise({
+        try: () => answer,
+        catch: (cause) => new SqlError({ cause, message: `Failed to execute statement: ${describeCause(cause)}` })
+      })
+    ))
 
   const execute = (sql: string, params: ReadonlyArray<unknown>, transformRows: TransformRows) =>
     Effect.map(run(sql, params), (results) => {

@@ -7,8 +7,9 @@ export type SessionAccess = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.
 /**
  * PGlite is one database session: a transaction opened on it applies to every
  * statement sent until COMMIT, whoever sends it. The session is guarded by a
- * mutex; a plain statement holds it while it runs, a transaction holds it from
- * BEGIN to COMMIT or ROLLBACK.
+ * mutex; a plain statement holds it until it is sent (the database runs what it
+ * is sent in order, so the next one may be sent while it runs), a transaction
+ * holds it from BEGIN to COMMIT or ROLLBACK.
  */
 export interface Session {
   /** Takes the session for the duration of `effect`. */

@@ -99,6 +99,27 @@ layer(PgliteClient.layer({}))("PgliteClient (in memory)", (it) => {
         expect(statements).toBeLessThanOrEqual(2)
       }))
 
+    it.effect("runs statements in the order they were sent, a transaction after those sent before its BEGIN", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`CREATE TABLE arrivals (seq serial PRIMARY KEY, sent int NOT NULL)`
+        // the first statement is slow, so the next ones are sent while it runs
+        const slow = yield* Effect.fork(sql`INSERT INTO arrivals (sent) SELECT 0 FROM pg_sleep(0.1)`)
+        yield* Effect.yieldNow()
+        const quick: Array<Fiber.RuntimeFiber<unknown, unknown>> = []
+        for (let sent = 1; sent <= 20; sent++) quick.push(yield* Effect.fork(sql`INSERT INTO arrivals (sent) VALUES (${sent})`))
+        yield* Effect.yieldNow()
+        const seenByTransaction = yield* sql.withTransaction(
+          sql<{ readonly count: number }>`SELECT count(*)::int AS count FROM arrivals`
+        )
+        yield* Fiber.join(slow)
+        yield* Fiber.joinAll(quick)
+
+        expect(seenByTransaction).toEqual([{ count: 21 }])
+        const rows = yield* sql<{ readonly sent: number }>`SELECT sent FROM arrivals ORDER BY seq`
+        expect(rows.map((row) => row.sent)).toEqual(Array.from({ length: 21 }, (_, index) => index))
+      }))
+
     it.effect("a nested transaction is a savepoint: its rollback keeps the outer work", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
