@@ -85,7 +85,7 @@ const ceilingCase = async (): Promise<CaseResult> => {
     return await measure("ceiling (node:http, fixed JSON)", "ceiling", "fixed JSON", () =>
       load(ceiling.description.url, [{ method: "GET", path: "/user.json", headers: {} }], "rotate", {
         serverPid: ceiling.pid,
-        database: false
+        database: "none"
       }))
   } finally {
     await ceiling.stop()
@@ -101,7 +101,7 @@ const civicstackCases = async (backend: "pglite" | "pg", database: ServerDatabas
     const startedAt = Date.now()
     const server = await startReferenceServer(database, bootstrap.file)
     progress(`civicstack-${backend}: ready after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
-    const meter = { serverPid: server.pid, database: backend === "pg" }
+    const meter = { serverPid: server.pid, database: backend === "pg" ? "postgres" : "pglite-thread" } as const
     try {
       const userRequests = bootstrap.apiTokens.map((token) => bearer("/user.json", token))
       const user = await measure(userLabel, "civicstack", "userinfo", async () => {
@@ -185,7 +185,7 @@ const oidcProviderCases = async (
   ])
   try {
     const { url, clientId, clientSecret, accessTokens, refreshTokens } = provider.description
-    const meter = { serverPid: provider.pid, database: databaseUrl !== undefined }
+    const meter = { serverPid: provider.pid, database: databaseUrl === undefined ? "none" : "postgres" } as const
     const userinfoRequests = accessTokens.map((token) => bearer("/me", token))
     const userinfo = await measure(`${system} userinfo`, system, "userinfo", async () => {
       await expectAnswer(url, userinfoRequests[0]!)

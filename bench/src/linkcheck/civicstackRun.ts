@@ -9,7 +9,7 @@ import type { Fleet } from "./fleet"
 import type { FleetStats } from "./fleetProtocol"
 import { hopCount, inOrderIdealMs, type Limits, linkUri, lowerBoundMs, type PlannedLink, plannedLatencyMs } from "./linkPlan"
 import { observe } from "./observe"
-import { peakRssBytes, processCpuMs, resetPeakRss, rssBytes } from "./procfs"
+import { namedThreadsCpuMs, peakRssBytes, processCpuMs, resetPeakRss, rssBytes } from "./procfs"
 import type { ArrivedWebhook, Receiver } from "./receiver"
 import { type ServerDatabase, startReferenceServer } from "./referenceServer"
 import { type Backend, notMeasured, type RunIdentity, type RunNumber, type RunResult } from "./runResult"
@@ -111,6 +111,9 @@ const measure = (input: CivicstackRunInput, identity: RunIdentity) =>
       ? backendsCpu(database.url, input.databaseUrl)
       : Effect.succeed<BackendsCpu>(new Map())
     const databaseCpuBefore = yield* databaseCpu
+    // PGlite runs in the server's process, on a thread of its own
+    const pgliteCpu = namedThreadsCpuMs(server.pid, "pglite")
+    const pgliteCpuBefore = database._tag === "Postgres" ? null : yield* pgliteCpu
     const cpuBefore = yield* processCpuMs(server.pid)
     const startupPeakRss = yield* peakRssBytes(server.pid)
     const startRss = yield* rssBytes(server.pid)
@@ -146,8 +149,11 @@ const measure = (input: CivicstackRunInput, identity: RunIdentity) =>
         return { startedAt, posted, arrived }
       })
     )
-    const cpuMs = (yield* processCpuMs(server.pid)) - cpuBefore
-    const databaseCpuMs = database._tag === "Postgres" ? backendsCpuSince(databaseCpuBefore, yield* databaseCpu) : null
+    const processCpu = (yield* processCpuMs(server.pid)) - cpuBefore
+    const pgliteCpuAfter = pgliteCpuBefore === null ? null : yield* pgliteCpu
+    const pgliteCpuMs = pgliteCpuBefore === null || pgliteCpuAfter === null ? null : pgliteCpuAfter - pgliteCpuBefore
+    const cpuMs = processCpu - (pgliteCpuMs ?? 0)
+    const databaseCpuMs = database._tag === "Postgres" ? backendsCpuSince(databaseCpuBefore, yield* databaseCpu) : pgliteCpuMs
     const runPeakRss = yield* peakRssBytes(server.pid)
     const arrivals = value.arrived.map((arrived) => arrived.arrivedAt)
     const lastArrival = Math.max(...arrivals)

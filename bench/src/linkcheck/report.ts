@@ -47,6 +47,8 @@ const databaseCpuCell = (result: Measured) =>
     ? "-"
     : result.databaseCpuMs === null
     ? "in the server's (PGlite)"
+    : result.backend === "PGlite"
+    ? `${cpuCell(result.databaseCpuMs, result.links)} (PGlite's thread)`
     : cpuCell(result.databaseCpuMs, result.links)
 
 const rssCell = (result: Measured) => {
@@ -325,7 +327,7 @@ export const renderFooter = (results: ReadonlyArray<RunResult>): string =>
     "- wall time: civicstack, from sending the first POST /batch (every batch at once; each priority high, checked_within 0, a signed webhook) until the last webhook arrives; linkinator, from calling `check` until it returns. links/s: links over wall time.",
     "- in-order ideal: the wall time of an ideal scheduler that does not know the latencies ahead and starts the links in the order the server takes them (high priority first, then in the order the checks were created: for batches posted at once, the batches one after another in the order posted, each in its own order; the server has no share between batches of one priority) the moment the row's limits allow, with no overhead, simulated from the plan. ÷ in-order ideal: our wall time over it, which is also its links/s over ours. lower bound: max(all links' time ÷ global limit, the busiest host's time ÷ per-host limit, the longest link).",
     "- ÷ linkinator: our wall time over linkinator's in run 2, whose limits for ours are the most requests linkinator had in flight at once, on all hosts and on one host (fleet peak in flight / per host).",
-    "- CPU per 1000 links: user + system CPU time over the run, per 1000 links, of the reference server's process (or linkinator's), and of the PostgreSQL backends serving the run's database; on PGlite the database runs inside the server's process, so its CPU is in the server's. CPU per link ÷ linkinator's: the server's alone, the database excluded.",
+    "- CPU per 1000 links: user + system CPU time over the run, per 1000 links, of the reference server's process (or linkinator's), and of the PostgreSQL backends serving the run's database. PGlite runs inside the server's process on a thread of its own, named `pglite`: that thread's CPU is the database's and the rest of the process's is the server's (V8's garbage collection helpers, shared by both threads, count as the server's). CPU per link ÷ linkinator's: the server's alone, the database excluded.",
     "- to first request: from the first POST to the fleet's first request; last response to webhook: from the fleet's last response to the last webhook's arrival; first / last webhook: from the first POST to the first and the last webhook.",
     "- peak RSS: `VmHWM` of the checker's process over its life (start-up included); RSS at run start: `VmRSS` when the wall time starts; peak RSS in run: `VmHWM` from then on (reset through `/proc/<pid>/clear_refs`). MB = 2^20 bytes. Peak RSS ÷ one batch's: the growth run's over that of one batch of the same plan, same backend.",
     "- first request to last response: the fleet's first request to its last response, the checking itself without the POST before it and the webhook after it; its ÷ in-order ideal: that span over the ideal's time (the ideal starts its first link at 0 and ends with its last response).",

@@ -52,9 +52,9 @@ export interface Measured extends RunIdentity, Observed {
   readonly startRssBytes: number
   /** Its peak RSS from the start of the run's wall time on. */
   readonly runPeakRssBytes: number
-  /** CPU time of the checker's process over the run: the reference server, or linkinator's process. */
+  /** CPU time over the run of the checker: the reference server's process (PGlite's thread excluded), or linkinator's. */
   readonly cpuMs: number
-  /** CPU time of the PostgreSQL backends serving the run's database; null on PGlite (in the server's process). */
+  /** CPU time of the database: the PostgreSQL backends serving the run's database, or PGlite's thread; null when unknown. */
   readonly databaseCpuMs: number | null
   /** What the run's check found wrong; empty when every link was checked once and reported as planned. */
   readonly problems: ReadonlyArray<string>

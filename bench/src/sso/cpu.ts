@@ -2,8 +2,8 @@ import { readdirSync, readFileSync } from "node:fs"
 
 const TICKS_PER_SECOND = 100
 
-/** User and system CPU seconds a process has used so far (Linux `/proc`). */
-export const cpuSecondsOf = (pid: number): number => {
+/** User and system CPU seconds a process (or `<pid>/task/<tid>`, a thread) has used so far (Linux `/proc`). */
+export const cpuSecondsOf = (pid: number | string): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
 }
@@ -35,10 +35,27 @@ export const postgresCpuSecondsSince = (before: Map<number, number>): number => 
   return total
 }
 
-/** What a case's CPU is read from: the server's process and, when it has one, the database server's. */
+/** CPU seconds so far of the process's threads named `pglite` (the embedded database's thread), or undefined. */
+const pgliteThreadSeconds = (pid: number): number | undefined => {
+  let total: number | undefined
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      if (readFileSync(`/proc/${pid}/task/${task}/comm`, "utf8").trim() !== "pglite") continue
+      total = (total ?? 0) + cpuSecondsOf(`${pid}/task/${task}`)
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return total
+}
+
+/**
+ * What a case's CPU is read from: the server's process and its database, either the database server's processes or
+ * PGlite's thread inside the server's process (whose CPU then counts as the database's, not the server's).
+ */
 export interface CpuMeter {
   readonly serverPid: number
-  readonly database: boolean
+  readonly database: "postgres" | "pglite-thread" | "none"
 }
 
 export interface CpuUse {
@@ -47,16 +64,25 @@ export interface CpuUse {
 }
 
 export interface CpuReading {
-  readonly serverSeconds: number
-  readonly database: Map<number, number> | undefined
+  readonly processSeconds: number
+  readonly postgres: Map<number, number> | undefined
+  readonly pgliteThread: number | undefined
 }
 
 export const readCpu = (meter: CpuMeter): CpuReading => ({
-  serverSeconds: cpuSecondsOf(meter.serverPid),
-  database: meter.database ? readPostgresCpu() : undefined
+  processSeconds: cpuSecondsOf(meter.serverPid),
+  postgres: meter.database === "postgres" ? readPostgresCpu() : undefined,
+  pgliteThread: meter.database === "pglite-thread" ? pgliteThreadSeconds(meter.serverPid) : undefined
 })
 
-export const cpuSince = (meter: CpuMeter, before: CpuReading): CpuUse => ({
-  serverSeconds: cpuSecondsOf(meter.serverPid) - before.serverSeconds,
-  databaseSeconds: before.database === undefined ? undefined : postgresCpuSecondsSince(before.database)
-})
+export const cpuSince = (meter: CpuMeter, before: CpuReading): CpuUse => {
+  const after = readCpu(meter)
+  const pgliteThread = after.pgliteThread === undefined || before.pgliteThread === undefined
+    ? undefined
+    : after.pgliteThread - before.pgliteThread
+  const postgres = before.postgres === undefined ? undefined : postgresCpuSecondsSince(before.postgres)
+  return {
+    serverSeconds: after.processSeconds - before.processSeconds - (pgliteThread ?? 0),
+    databaseSeconds: postgres ?? pgliteThread
+  }
+}

@@ -5,8 +5,21 @@ import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, layer } from "@effect/vitest"
 import { Chunk, Config, Deferred, Effect, Fiber, Option, Stream, TestServices } from "effect"
 import { camelToSnake, snakeToCamel } from "effect/String"
+import { readdirSync, readFileSync } from "node:fs"
 
 type Row = Record<string, unknown>
+
+/** CPU milliseconds so far of this process's threads, summed by thread name (Linux). */
+const cpuMsByThreadName = () => {
+  const byName = new Map<string, number>()
+  for (const task of readdirSync("/proc/self/task")) {
+    const name = readFileSync(`/proc/self/task/${task}/comm`, "utf8").trim()
+    const stat = readFileSync(`/proc/self/task/${task}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10)
+  }
+  return byName
+}
 
 const causeCode = (error: SqlError): unknown => (error.cause as { readonly code?: unknown }).code
 
@@ -178,6 +191,17 @@ layer(PgliteClient.layer({}))("PgliteClient (in memory)", (it) => {
           discard: true
         }).pipe(Effect.ensuring(Effect.sync(() => clearInterval(timer))))
         expect(ticks).toBeGreaterThan(10)
+      }))
+
+    it.effect.runIf(process.platform === "linux")("the database's thread is named pglite and its CPU time is the statements' work", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const before = cpuMsByThreadName()
+        yield* sql`SELECT count(*) FROM generate_series(1, 3000000)`
+        const after = cpuMsByThreadName()
+        const used = (name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0)
+        expect(after.has("pglite")).toBe(true)
+        expect(used("pglite")).toBeGreaterThanOrEqual(100)
       }))
   })
 
