@@ -28,16 +28,21 @@ const keptSecret = (dataDir: string) =>
     const file = Path.resolve(dataDir, SECRET_FILE)
     const read = () => Fs.readFile(file, "utf8").then((text) => text.trim(), () => "")
     const kept = await read()
-    if (kept.length >= 32) return kept
+    if (kept.length >= 32) return { secret: kept, made: false }
     await Fs.mkdir(dataDir, { recursive: true })
     const made = randomBytes(32).toString("base64url")
     // `wx`: when another process made it first, its secret is the one kept
     const written = await Fs.writeFile(file, `${made}\n`, { mode: 0o600, flag: "wx" }).then(() => true, () => false)
-    return written ? made : await read()
+    return written ? { secret: made, made: true } : { secret: await read(), made: false }
   }).pipe(
-    Effect.tap(() => Effect.logInfo("Email alerts: auth-token links are signed with the secret kept in the data directory").pipe(
-      Effect.annotateLogs({ file: Path.resolve(dataDir, SECRET_FILE) })
-    ))
+    Effect.tap(({ made }) =>
+      made
+        ? Effect.logInfo("Email alerts: auth-token links are signed with a secret made now and kept in the data directory").pipe(
+          Effect.annotateLogs({ file: Path.resolve(dataDir, SECRET_FILE) })
+        )
+        : Effect.void
+    ),
+    Effect.map(({ secret }) => secret)
   )
 
 /** The email alert service over this copy's database: one layer, shared by its routes, workers and readiness. */
@@ -52,8 +57,8 @@ export const alertsServiceLayer = (config: ServerConfig) =>
         ...config.alerts.delivery,
         rateLimitPerSecond: config.email.rateLimit,
         shutdownGracePeriod: Duration.seconds(config.shutdownGraceSeconds),
-        // the embedded database runs on this process's event loop, which a chunk holds while it is written: requests
-        // wait for the chunk in progress, so chunks are small there
+        // the embedded database runs one statement at a time: a request's statement waits for the chunk in
+        // progress, so chunks are small there
         ...(config.database._tag === "Pglite" ? { fanOutChunkSize: PGLITE_FAN_OUT_CHUNK_SIZE } : {})
       }
     }, { jobQueueInSameDatabase: true })
