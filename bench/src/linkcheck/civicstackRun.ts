@@ -4,12 +4,13 @@ import { type CommandExecutor, FileSystem, type HttpClient } from "@effect/platf
 import { Clock, Deferred, Effect, Either } from "effect"
 import { BenchError, failWith } from "../benchError"
 import { freshDatabase } from "../freshDatabase"
+import { namedThreadsCpuSeconds } from "../procCpu"
 import { type BackendsCpu, backendsCpu, backendsCpuSince } from "./databaseCpu"
 import type { Fleet } from "./fleet"
 import type { FleetStats } from "./fleetProtocol"
 import { hopCount, inOrderIdealMs, type Limits, linkUri, lowerBoundMs, type PlannedLink, plannedLatencyMs } from "./linkPlan"
 import { observe } from "./observe"
-import { namedThreadsCpuMs, peakRssBytes, processCpuMs, resetPeakRss, rssBytes } from "./procfs"
+import { peakRssBytes, processCpuMs, resetPeakRss, rssBytes } from "./procfs"
 import type { ArrivedWebhook, Receiver } from "./receiver"
 import { type ServerDatabase, startReferenceServer } from "./referenceServer"
 import { type Backend, notMeasured, type RunIdentity, type RunNumber, type RunResult } from "./runResult"
@@ -112,7 +113,10 @@ const measure = (input: CivicstackRunInput, identity: RunIdentity) =>
       : Effect.succeed<BackendsCpu>(new Map())
     const databaseCpuBefore = yield* databaseCpu
     // PGlite runs in the server's process, on a thread of its own
-    const pgliteCpu = namedThreadsCpuMs(server.pid, "pglite")
+    const pgliteCpu = Effect.try({
+      try: () => namedThreadsCpuSeconds(server.pid, "pglite"),
+      catch: failWith(`cannot read the threads of process ${server.pid}`)
+    }).pipe(Effect.map((seconds) => (seconds === undefined ? null : seconds * 1000)))
     const pgliteCpuBefore = database._tag === "Postgres" ? null : yield* pgliteCpu
     const cpuBefore = yield* processCpuMs(server.pid)
     const startupPeakRss = yield* peakRssBytes(server.pid)

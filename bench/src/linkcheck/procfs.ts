@@ -33,9 +33,10 @@ export const resetPeakRss = (pid: number) =>
     Effect.mapError(failWith(`cannot reset the peak RSS of process ${pid}`))
   )
 
-/** CPU time (user + system) in milliseconds from a `stat` file of /proc, of a process or of one of its threads. */
-const statCpuMs = (path: string) =>
-  Effect.flatMap(readProcFile(path), (stat) => {
+/** CPU time (user + system, all threads) the process has used so far, in milliseconds. */
+export const processCpuMs = (pid: number) => {
+  const path = `/proc/${pid}/stat`
+  return Effect.flatMap(readProcFile(path), (stat) => {
     // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
     const [utime, stime] = [Number(fields[11]), Number(fields[12])]
@@ -43,26 +44,7 @@ const statCpuMs = (path: string) =>
       ? Effect.succeed((utime + stime) * MS_PER_TICK)
       : Effect.fail(malformed(path))
   })
-
-/** CPU time (user + system, all threads) the process has used so far, in milliseconds. */
-export const processCpuMs = (pid: number) => statCpuMs(`/proc/${pid}/stat`)
-
-/**
- * CPU time so far, in milliseconds, of the process's threads named `name` (e.g. `pglite`, the embedded database's
- * thread); null when it has none.
- */
-export const namedThreadsCpuMs = (pid: number, name: string) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const tasks = yield* fs.readDirectory(`/proc/${pid}/task`).pipe(Effect.mapError(failWith(`cannot list the threads of ${pid}`)))
-    let total: number | null = null
-    for (const task of tasks) {
-      const comm = yield* Effect.option(readProcFile(`/proc/${pid}/task/${task}/comm`))
-      if (comm._tag === "None" || comm.value.trim() !== name) continue
-      total = (total ?? 0) + (yield* statCpuMs(`/proc/${pid}/task/${task}/stat`))
-    }
-    return total
-  })
+}
 
 export interface MachineCpu {
   readonly busyTicks: number

@@ -1,12 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs"
-
-const TICKS_PER_SECOND = 100
-
-/** User and system CPU seconds a process (or `<pid>/task/<tid>`, a thread) has used so far (Linux `/proc`). */
-export const cpuSecondsOf = (pid: number | string): number => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
-}
+import { cpuSecondsOf, namedThreadsCpuSeconds } from "../procCpu"
 
 /** CPU seconds so far of each process named `postgres`: the database server's backends, whoever they serve. */
 const postgresProcesses = (): Map<number, number> => {
@@ -35,20 +28,6 @@ export const postgresCpuSecondsSince = (before: Map<number, number>): number => 
   return total
 }
 
-/** CPU seconds so far of the process's threads named `pglite` (the embedded database's thread), or undefined. */
-const pgliteThreadSeconds = (pid: number): number | undefined => {
-  let total: number | undefined
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      if (readFileSync(`/proc/${pid}/task/${task}/comm`, "utf8").trim() !== "pglite") continue
-      total = (total ?? 0) + cpuSecondsOf(`${pid}/task/${task}`)
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return total
-}
-
 /**
  * What a case's CPU is read from: the server's process and its database, either the database server's processes or
  * PGlite's thread inside the server's process (whose CPU then counts as the database's, not the server's).
@@ -72,7 +51,7 @@ export interface CpuReading {
 export const readCpu = (meter: CpuMeter): CpuReading => ({
   processSeconds: cpuSecondsOf(meter.serverPid),
   postgres: meter.database === "postgres" ? readPostgresCpu() : undefined,
-  pgliteThread: meter.database === "pglite-thread" ? pgliteThreadSeconds(meter.serverPid) : undefined
+  pgliteThread: meter.database === "pglite-thread" ? namedThreadsCpuSeconds(meter.serverPid, "pglite") : undefined
 })
 
 export const cpuSince = (meter: CpuMeter, before: CpuReading): CpuUse => {
