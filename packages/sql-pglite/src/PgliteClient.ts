@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as path from "node:path"
+import { autovacuumInterval, runAutovacuum } from "./autovacuum"
 import { createDataDirectoryIfNew, type DataDirectoryNotEmpty } from "./createDataDirectory"
 import { type DataDirectoryInUse, lockDataDirectory } from "./DataDirectoryLock"
 import { makeNotifications } from "./Notifications"
@@ -33,7 +34,11 @@ export type TypeId = "~@civicstack/sql-pglite/PgliteClient"
 export interface PgliteClientConfig {
   /** Directory of the database files, created if missing; `undefined` keeps the database in memory. */
   readonly dataDir?: string | undefined
-  /** PostgreSQL settings as `name=value`, applied at each start, e.g. `shared_buffers=16MB` to use less memory. */
+  /**
+   * PostgreSQL settings as `name=value`, applied at each start, e.g. `shared_buffers=16MB` to use less memory. The
+   * `autovacuum` settings apply too: PGlite has no autovacuum process, so the client vacuums and analyzes due tables
+   * every `autovacuum_naptime` (see `autovacuum.ts`); `autovacuum=off` stops it.
+   */
   readonly settings?: ReadonlyArray<string> | undefined
   /**
    * The V8 heap limit, in MB, of the thread the database runs on (V8's default when unset). Rows on their way to the
@@ -113,6 +118,9 @@ export const make = (
         ? Statement.defaultTransforms(config.transformResultNames, config.transformJson).array
         : undefined
     })
+
+    const reserveConnection = Effect.map(session.reserve, (access) => makeConnection(driver, access))
+    yield* runAutovacuum(reserveConnection, yield* Effect.scoped(Effect.flatMap(reserveConnection, autovacuumInterval)))
 
     const { listen, notify } = makeNotifications(database, client)
     const failure = Effect.flatMap(
