@@ -16,7 +16,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as path from "node:path"
-import { autovacuumInterval, runAutovacuum } from "./autovacuum"
+import { runAutovacuum } from "./autovacuum"
 import { createDataDirectoryIfNew, type DataDirectoryNotEmpty } from "./createDataDirectory"
 import { type DataDirectoryInUse, lockDataDirectory } from "./DataDirectoryLock"
 import { makeNotifications } from "./Notifications"
@@ -119,8 +119,7 @@ export const make = (
         : undefined
     })
 
-    const reserveConnection = Effect.map(session.reserve, (access) => makeConnection(driver, access))
-    yield* runAutovacuum(reserveConnection, yield* Effect.scoped(Effect.flatMap(reserveConnection, autovacuumInterval)))
+    yield* runAutovacuum(Effect.map(session.reserve, (access) => makeConnection(driver, access)))
 
     const { listen, notify } = makeNotifications(database, client)
     const failure = Effect.flatMap(

@@ -57,7 +57,7 @@ const databaseFreezeDueQuery = `
  * only now and then; the first statement asks for them at its end, so the second reads this session's latest counts.
  * Returns what it vacuumed or analyzed.
  */
-export const autovacuumPass = (connection: Connection): Effect.Effect<ReadonlyArray<string>, SqlError> =>
+const autovacuumPass = (connection: Connection): Effect.Effect<ReadonlyArray<string>, SqlError> =>
   Effect.gen(function*() {
     yield* connection.executeRaw("SELECT pg_stat_force_next_flush()", [])
     const done: Array<string> = []
@@ -77,26 +77,31 @@ export const autovacuumPass = (connection: Connection): Effect.Effect<ReadonlyAr
     return done
   })
 
-/** `autovacuum_naptime`, in seconds. */
-export const autovacuumInterval = (connection: Connection): Effect.Effect<Duration.Duration, SqlError> =>
-  Effect.map(
-    connection.execute("SELECT setting::float8 AS seconds FROM pg_settings WHERE name = 'autovacuum_naptime'", [], undefined),
-    (rows) => Duration.seconds((rows[0] as { readonly seconds: number } | undefined)?.seconds ?? 60)
-  )
+/** `autovacuum_naptime` (PostgreSQL's default, a minute, if it cannot be read). */
+const autovacuumInterval = (connection: Connection): Effect.Effect<Duration.Duration> =>
+  connection.execute("SELECT setting::float8 AS seconds FROM pg_settings WHERE name = 'autovacuum_naptime'", [], undefined)
+    .pipe(
+      Effect.map((rows) => Duration.seconds((rows[0] as { readonly seconds: number } | undefined)?.seconds ?? 60)),
+      Effect.orElseSucceed(() => Duration.minutes(1))
+    )
 
 /**
- * Runs `autovacuumPass` every `autovacuum_naptime` until the scope closes; a pass holds the session (statements sent
- * meanwhile wait for it) and waits for open transactions to end. A failed pass is logged and the next one tries again.
+ * Runs `autovacuumPass` every `autovacuum_naptime` on a fiber of its own until the scope closes; a pass holds the
+ * session (statements sent meanwhile wait for it) and waits for open transactions to end. A failed pass is logged and
+ * the next one tries again.
  */
 export const runAutovacuum = (
-  reserveConnection: Effect.Effect<Connection, never, Scope.Scope>,
-  interval: Duration.Duration
+  reserveConnection: Effect.Effect<Connection, never, Scope.Scope>
 ): Effect.Effect<void, never, Scope.Scope> =>
-  Effect.scoped(Effect.flatMap(reserveConnection, autovacuumPass)).pipe(
-    Effect.tap((done) => done.length === 0 ? Effect.void : Effect.logDebug("PGlite autovacuum", done)),
-    Effect.catchAllCause((cause) => Effect.logWarning("PGlite autovacuum failed", cause)),
-    Effect.repeat(Schedule.spaced(interval)),
-    Effect.delay(interval),
+  Effect.scoped(Effect.flatMap(reserveConnection, autovacuumInterval)).pipe(
+    Effect.flatMap((interval) =>
+      Effect.scoped(Effect.flatMap(reserveConnection, autovacuumPass)).pipe(
+        Effect.tap((done) => done.length === 0 ? Effect.void : Effect.logDebug("PGlite autovacuum", done)),
+        Effect.catchAllCause((cause) => Effect.logWarning("PGlite autovacuum failed", cause)),
+        Effect.repeat(Schedule.spaced(interval)),
+        Effect.delay(interval)
+      )
+    ),
     Effect.forkScoped,
     Effect.asVoid
   )

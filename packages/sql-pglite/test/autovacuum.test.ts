@@ -91,6 +91,19 @@ describe("PGlite autovacuum (PGlite has no autovacuum process of its own)", () =
       expect(yield* sql`SELECT value FROM busy WHERE id = 1`).toEqual([{ value: 2 }])
     }).pipe(withClient([])))
 
+  it.scoped("vacuums a table whose schema and name need quoting", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const table = `odd "name"; DROP TABLE busy; --`
+      yield* sql`CREATE SCHEMA ${sql(`My "Schema"`)}`
+      yield* tableWithChangedRows("busy", 10, 0)
+      yield* sql`CREATE TABLE ${sql(`My "Schema"`)}.${sql(table)} (id int PRIMARY KEY, value int NOT NULL)`
+      yield* sql`INSERT INTO ${sql(`My "Schema"`)}.${sql(table)} SELECT i, 0 FROM generate_series(1, 2000) AS i`
+      yield* TestClock.adjust("30 seconds")
+      yield* eventually(Effect.filterOrFail(state(table), (now) => now.tuples === 2000))
+      expect((yield* state("busy")).tuples).toBe(10)
+    }).pipe(withClient([])))
+
   it.scoped("does nothing with autovacuum=off", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
