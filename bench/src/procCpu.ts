@@ -6,8 +6,13 @@ const TICKS_PER_SECOND = 100
 
 /** User and system CPU seconds a process (or `<pid>/task/<tid>`, a thread) has used so far. */
 export const cpuSecondsOf = (pid: number | string): number => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
+  const path = `/proc/${pid}/stat`
+  const stat = readFileSync(path, "utf8")
+  // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  const [utime, stime] = [Number(fields[11]), Number(fields[12])]
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`unexpected content in ${path}`)
+  return (utime + stime) / TICKS_PER_SECOND
 }
 
 /**

@@ -2,9 +2,7 @@
 import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import { BenchError, failWith } from "../benchError"
-
-/** Linux reports CPU times in USER_HZ ticks, fixed at 100 per second for user space. */
-const MS_PER_TICK = 10
+import { cpuSecondsOf } from "../procCpu"
 
 const readProcFile = (path: string) =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(path)).pipe(
@@ -34,17 +32,8 @@ export const resetPeakRss = (pid: number) =>
   )
 
 /** CPU time (user + system, all threads) the process has used so far, in milliseconds. */
-export const processCpuMs = (pid: number) => {
-  const path = `/proc/${pid}/stat`
-  return Effect.flatMap(readProcFile(path), (stat) => {
-    // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    const [utime, stime] = [Number(fields[11]), Number(fields[12])]
-    return Number.isFinite(utime) && Number.isFinite(stime)
-      ? Effect.succeed((utime + stime) * MS_PER_TICK)
-      : Effect.fail(malformed(path))
-  })
-}
+export const processCpuMs = (pid: number) =>
+  Effect.try({ try: () => cpuSecondsOf(pid) * 1000, catch: failWith(`cannot read the CPU time of process ${pid}`) })
 
 export interface MachineCpu {
   readonly busyTicks: number
