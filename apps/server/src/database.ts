@@ -1,7 +1,9 @@
-import { PgliteClient } from "@civicstack/sql-pglite"
+import { type DataDirectoryInUse, type DataDirectoryNotEmpty, PgliteClient } from "@civicstack/sql-pglite"
+import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted } from "effect"
+import type { ConfigError } from "effect/ConfigError"
 import type { Stream } from "effect"
 import * as Path from "node:path"
 import * as v8 from "node:v8"
@@ -39,8 +41,14 @@ const PGLITE_SETTINGS = ["shared_buffers=16MB", "default_statistics_target=10"]
  */
 const wasmBaselineCompilerOnly = Layer.effectDiscard(Effect.sync(() => v8.setFlagsFromString("--liftoff-only")))
 
+/** What the server uses of its database, on either backend. */
+export type DatabaseLayer = Layer.Layer<
+  SqlClient | DatabaseNotifications | DatabaseLost,
+  SqlError | ConfigError | DataDirectoryInUse | DataDirectoryNotEmpty
+>
+
 /** PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite database in DATA_DIR. */
-export const databaseLayer = (database: ServerConfig["database"]) =>
+export const databaseLayer = (database: ServerConfig["database"]): DatabaseLayer =>
   database._tag === "Postgres"
     ? Layer.effectContext(
       Effect.succeed(
