@@ -79,6 +79,41 @@ const WebhookReportRow = Schema.Struct({
 /** `Timestamp` of `./api`: RFC 3339 UTC, to the second. */
 const wireTimestamp = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
 
+/**
+ * One link of a batch report as JSON text: its keys are those of `LinkReport` in its order. Given the columns' SQL,
+ * so that a result's own can be used as it is recorded; `checked` is the completion time as wire text.
+ */
+const linkReportJson = (link: {
+  readonly uri: string
+  readonly status: string
+  readonly checked: string
+  readonly problemSummary: string
+  readonly errors: string
+  readonly warnings: string
+  readonly danger: string
+  readonly suggestedFix: string
+}) =>
+  `json_build_object(
+    'uri', ${link.uri}, 'status', coalesce(${link.status}, 'pending'), 'checked', ${link.checked},
+    'problem_summary', ${link.problemSummary}, 'errors', coalesce(${link.errors}, '[]'::jsonb),
+    'warnings', coalesce(${link.warnings}, '[]'::jsonb), 'danger', coalesce(${link.danger}, '[]'::jsonb),
+    'suggested_fix', ${link.suggestedFix}
+  )::text`
+
+/** A check's part of a report: the one stored with its result, or built now (a pending check, or one older than it). */
+const storedOrBuiltLinkReport = `coalesce(c.link_report, ${
+  linkReportJson({
+    uri: "c.uri",
+    status: "c.status",
+    checked: wireTimestamp("c.completed_at"),
+    problemSummary: "c.problem_summary",
+    errors: "c.errors",
+    warnings: "c.warnings",
+    danger: "c.danger",
+    suggestedFix: "c.suggested_fix"
+  })
+})`
+
 const CHECK_COLUMNS = `c.id::text AS id, c.uri, c.priority, c.created_at, c.completed_at, c.status, c.errors,
   c.warnings, c.danger, c.problem_summary, c.suggested_fix`
 
@@ -335,33 +370,26 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       if (!isBatchId(id)) return Option.none()
       const [row] = yield* sql`
-        SELECT b.webhook_uri, b.webhook_secret_token, json_build_object(
-          'id', b.id,
-          'status', CASE WHEN b.completed_at IS NULL THEN 'in_progress' ELSE 'completed' END,
-          'links', coalesce(l.links, '[]'::json),
-          'totals', json_build_object(
-            'links', l.total, 'ok', l.ok, 'caution', l.caution, 'broken', l.broken, 'pending', l.pending,
-            'danger', l.danger
-          ),
-          'completed_at', ${sql.literal(wireTimestamp("b.completed_at"))}
-        )::text AS report
+        SELECT b.webhook_uri, b.webhook_secret_token,
+          -- joined as text: the links' parts are JSON already, and parsing them back into one value would cost more
+          '{"id":' || b.id || ',"status":'
+            || CASE WHEN b.completed_at IS NULL THEN '"in_progress"' ELSE '"completed"' END
+            || ',"links":[' || coalesce(l.links, '') || '],"totals":' || json_build_object(
+              'links', l.total, 'ok', l.ok, 'caution', l.caution, 'broken', l.broken, 'pending', l.pending,
+              'danger', l.danger
+            )::text
+            || ',"completed_at":' || coalesce(to_json(${sql.literal(wireTimestamp("b.completed_at"))})::text, 'null')
+            || '}' AS report
         FROM linkcheck.batches b CROSS JOIN LATERAL (
           SELECT
-            json_agg(link ORDER BY bl.position) AS links,
+            string_agg(${sql.literal(storedOrBuiltLinkReport)}, ',' ORDER BY bl.position) AS links,
             count(*)::integer AS total,
-            (count(*) FILTER (WHERE link.status = 'ok'))::integer AS ok,
-            (count(*) FILTER (WHERE link.status = 'caution'))::integer AS caution,
-            (count(*) FILTER (WHERE link.status = 'broken'))::integer AS broken,
-            (count(*) FILTER (WHERE link.status = 'pending'))::integer AS pending,
-            (count(*) FILTER (WHERE link.danger <> '[]'::jsonb))::integer AS danger
+            (count(*) FILTER (WHERE c.status = 'ok'))::integer AS ok,
+            (count(*) FILTER (WHERE c.status = 'caution'))::integer AS caution,
+            (count(*) FILTER (WHERE c.status = 'broken'))::integer AS broken,
+            (count(*) FILTER (WHERE c.status IS NULL))::integer AS pending,
+            (count(*) FILTER (WHERE coalesce(c.danger, '[]'::jsonb) <> '[]'::jsonb))::integer AS danger
           FROM linkcheck.batch_links bl JOIN linkcheck.checks c ON c.id = bl.check_id
-          -- a row's columns are the keys of its JSON object: those of LinkReport, in its order
-          CROSS JOIN LATERAL (
-            SELECT c.uri, coalesce(c.status, 'pending') AS status,
-              ${sql.literal(wireTimestamp("c.completed_at"))} AS checked, c.problem_summary,
-              coalesce(c.errors, '[]'::jsonb) AS errors, coalesce(c.warnings, '[]'::jsonb) AS warnings,
-              coalesce(c.danger, '[]'::jsonb) AS danger, c.suggested_fix
-          ) link
           WHERE bl.batch_id = b.id
         ) l
         WHERE b.id = ${id}::bigint
@@ -495,8 +523,11 @@ const make = Effect.gen(function*() {
 
   /** Records the results of the checks the worker still holds; returns their ids. */
   const recordResults = (workerId: string, results: ReadonlyArray<CheckCompletion>, now: Date) => {
+    // `wireTimestamp` of the completion time: RFC 3339 UTC to the second
+    const checked = `${timestamp(now).slice(0, 19)}Z`
     const rows = results.filter(({ id }) => isCheckId(id)).map(({ id, result }) => ({
       id,
+      checked,
       status: result.status,
       errors: result.errors,
       warnings: result.warnings,
@@ -508,9 +539,20 @@ const make = Effect.gen(function*() {
       UPDATE linkcheck.checks c
       SET completed_at = ${timestamp(now)}::timestamptz, status = r.status, errors = r.errors, warnings = r.warnings,
         danger = r.danger, problem_summary = r.problem_summary, suggested_fix = r.suggested_fix,
-        claimed_by = NULL, claimed_until = NULL, claimed_at = NULL
+        claimed_by = NULL, claimed_until = NULL, claimed_at = NULL,
+        link_report = ${sql.literal(linkReportJson({
+          uri: "c.uri",
+          status: "r.status",
+          checked: "r.checked",
+          problemSummary: "r.problem_summary",
+          errors: "r.errors",
+          warnings: "r.warnings",
+          danger: "r.danger",
+          suggestedFix: "r.suggested_fix"
+        }))}
       FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(
-        id bigint, status text, errors jsonb, warnings jsonb, danger jsonb, problem_summary text, suggested_fix text
+        id bigint, checked text, status text, errors jsonb, warnings jsonb, danger jsonb, problem_summary text,
+        suggested_fix text
       )
       WHERE c.id = r.id AND c.claimed_by = ${workerId} AND c.completed_at IS NULL
       RETURNING c.id::text AS id

@@ -15,6 +15,7 @@ import {
 import { migrate } from "../../src/migrations/index"
 import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
 import { layerSql } from "../../src/storage/sql"
+import { batchReportJson } from "../../src/wire"
 
 /** The schema as it was before checks were indexed by hashes. */
 const migrateBeforeHashes = migrateSchema({
@@ -96,6 +97,50 @@ const migrationSuite = (name: string, makeDatabase: () => Layer.Layer<SqlClient,
         const longUri = `https://busy.example/${randomBytes(2000).toString("base64url")}`
         const check = yield* store.createCheck({ uri: longUri, priority: "high", now: at(20) })
         expect(yield* store.findCheck(longUri, { since: start, completedOnly: false })).toEqual(Option.some(check))
+      }).pipe(Effect.provide(layerSql), Effect.provide(makeDatabase())), 60_000)
+
+    it.effect("a check completed before link reports were stored is reported as one completed after", () =>
+      Effect.gen(function*() {
+        yield* migrate
+        const sql = yield* SqlClient
+        const store = yield* LinkcheckStore
+        const batch = yield* store.createBatch({
+          uris: ["https://reports.example/before", "https://reports.example/after"],
+          priority: "high",
+          reuseSince: null,
+          webhook: { uri: "https://hooks.example/reports", secretToken: null },
+          now: at(0)
+        })
+        yield* store.claimChecks({
+          workerId: "worker-r",
+          now: at(1),
+          claimUntil: at(61),
+          limit: 10,
+          perHost: 10,
+          aheadPerHost: 0,
+          heldByHost: new Map(),
+          lowPriorityQuota: 0,
+          workersAliveSince: at(0)
+        })
+        yield* store.completeChecks({
+          workerId: "worker-r",
+          now: at(2.5),
+          results: batch.checks.map((check) => ({
+            id: check.id,
+            result: { status: "broken", errors: ["Gone \"away\""], warnings: [], danger: [], problemSummary: "Gone", suggestedFix: null }
+          }))
+        })
+        const stored = yield* sql<{ stored: boolean }>`
+          SELECT link_report IS NOT NULL AS stored FROM linkcheck.checks WHERE id = ${batch.checks[1]!.id}::bigint`
+        expect(stored[0]!.stored).toBe(true)
+        // as the migration leaves the checks completed before it
+        yield* sql`UPDATE linkcheck.checks SET link_report = NULL WHERE id = ${batch.checks[0]!.id}::bigint`
+
+        const found = Option.getOrThrow(yield* store.findWebhookReport(batch.id))
+        const record = Option.getOrThrow(yield* store.findBatch(batch.id))
+        expect(JSON.parse(found.reportJson)).toEqual(JSON.parse(batchReportJson(record)))
+        const links = JSON.parse(found.reportJson).links
+        expect(links[0]).toEqual({ ...links[1], uri: "https://reports.example/before" })
       }).pipe(Effect.provide(layerSql), Effect.provide(makeDatabase())), 60_000)
 
     it.effect("without the links' foreign keys, deleting old batches still deletes their links and nothing else", () =>
