@@ -80,39 +80,15 @@ const WebhookReportRow = Schema.Struct({
 const wireTimestamp = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
 
 /**
- * One link of a batch report as JSON text: its keys are those of `LinkReport` in its order. Given the columns' SQL,
- * so that a result's own can be used as it is recorded; `checked` is the completion time as wire text.
+ * A check's part of a batch report, as JSON text whose keys are those of `LinkReport` in its order: the one stored
+ * with its result (see `recordResults`), or, for a pending check or one completed before parts were stored, built
+ * now from its columns (a row's columns are the keys of its JSON object).
  */
-const linkReportJson = (link: {
-  readonly uri: string
-  readonly status: string
-  readonly checked: string
-  readonly problemSummary: string
-  readonly errors: string
-  readonly warnings: string
-  readonly danger: string
-  readonly suggestedFix: string
-}) =>
-  `json_build_object(
-    'uri', ${link.uri}, 'status', coalesce(${link.status}, 'pending'), 'checked', ${link.checked},
-    'problem_summary', ${link.problemSummary}, 'errors', coalesce(${link.errors}, '[]'::jsonb),
-    'warnings', coalesce(${link.warnings}, '[]'::jsonb), 'danger', coalesce(${link.danger}, '[]'::jsonb),
-    'suggested_fix', ${link.suggestedFix}
-  )::text`
-
-/** A check's part of a report: the one stored with its result, or built now (a pending check, or one older than it). */
-const storedOrBuiltLinkReport = `coalesce(c.link_report, ${
-  linkReportJson({
-    uri: "c.uri",
-    status: "c.status",
-    checked: wireTimestamp("c.completed_at"),
-    problemSummary: "c.problem_summary",
-    errors: "c.errors",
-    warnings: "c.warnings",
-    danger: "c.danger",
-    suggestedFix: "c.suggested_fix"
-  })
-})`
+const storedOrBuiltLinkReport = `coalesce(c.link_report, (SELECT to_json(link)::text FROM (
+  SELECT c.uri, coalesce(c.status, 'pending') AS status, ${wireTimestamp("c.completed_at")} AS checked,
+    c.problem_summary, coalesce(c.errors, '[]'::jsonb) AS errors, coalesce(c.warnings, '[]'::jsonb) AS warnings,
+    coalesce(c.danger, '[]'::jsonb) AS danger, c.suggested_fix
+) link))`
 
 const CHECK_COLUMNS = `c.id::text AS id, c.uri, c.priority, c.created_at, c.completed_at, c.status, c.errors,
   c.warnings, c.danger, c.problem_summary, c.suggested_fix`
@@ -527,32 +503,32 @@ const make = Effect.gen(function*() {
     const checked = `${timestamp(now).slice(0, 19)}Z`
     const rows = results.filter(({ id }) => isCheckId(id)).map(({ id, result }) => ({
       id,
-      checked,
       status: result.status,
       errors: result.errors,
       warnings: result.warnings,
       danger: result.danger,
       problem_summary: result.problemSummary,
-      suggested_fix: result.suggestedFix
+      suggested_fix: result.suggestedFix,
+      // the check's part of a report after its uri, which the row has: `"status":...}`
+      report_after_uri: JSON.stringify({
+        status: result.status,
+        checked,
+        problem_summary: result.problemSummary ?? null,
+        errors: result.errors,
+        warnings: result.warnings,
+        danger: result.danger,
+        suggested_fix: result.suggestedFix ?? null
+      }).slice(1)
     }))
     return sql`
       UPDATE linkcheck.checks c
       SET completed_at = ${timestamp(now)}::timestamptz, status = r.status, errors = r.errors, warnings = r.warnings,
         danger = r.danger, problem_summary = r.problem_summary, suggested_fix = r.suggested_fix,
         claimed_by = NULL, claimed_until = NULL, claimed_at = NULL,
-        link_report = ${sql.literal(linkReportJson({
-          uri: "c.uri",
-          status: "r.status",
-          checked: "r.checked",
-          problemSummary: "r.problem_summary",
-          errors: "r.errors",
-          warnings: "r.warnings",
-          danger: "r.danger",
-          suggestedFix: "r.suggested_fix"
-        }))}
+        link_report = '{"uri":' || to_json(c.uri)::text || ',' || r.report_after_uri
       FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(
-        id bigint, checked text, status text, errors jsonb, warnings jsonb, danger jsonb, problem_summary text,
-        suggested_fix text
+        id bigint, status text, errors jsonb, warnings jsonb, danger jsonb, problem_summary text, suggested_fix text,
+        report_after_uri text
       )
       WHERE c.id = r.id AND c.claimed_by = ${workerId} AND c.completed_at IS NULL
       RETURNING c.id::text AS id
