@@ -513,11 +513,11 @@ const make = Effect.gen(function*() {
       report_after_uri: JSON.stringify({
         status: result.status,
         checked,
-        problem_summary: result.problemSummary ?? null,
+        problem_summary: result.problemSummary,
         errors: result.errors,
         warnings: result.warnings,
         danger: result.danger,
-        suggested_fix: result.suggestedFix ?? null
+        suggested_fix: result.suggestedFix
       }).slice(1)
     }))
     return sql`

@@ -127,7 +127,14 @@ const migrationSuite = (name: string, makeDatabase: () => Layer.Layer<SqlClient,
           now: at(2.5),
           results: batch.checks.map((check) => ({
             id: check.id,
-            result: { status: "broken", errors: ["Gone \"away\""], warnings: [], danger: [], problemSummary: "Gone", suggestedFix: null }
+            result: {
+              status: "broken",
+              errors: ["Gone \"away\""],
+              warnings: [],
+              danger: [],
+              problemSummary: "Gone",
+              suggestedFix: null
+            }
           }))
         })
         const stored = yield* sql<{ stored: boolean }>`
