@@ -1,10 +1,9 @@
 import { Duration, Schema } from "effect"
-import { BatchReport } from "./api/reports"
-import type { LinkReport } from "./api/reports"
+import { BatchReport, LinkReport } from "./api/reports"
 import type { CheckParams, CreateBatchBody } from "./api/requests"
-import type { BatchRecord } from "./domain/check"
+import type { BatchRecord, CheckResult } from "./domain/check"
 import type { Batch, Link } from "./domain/reports"
-import { toBatch } from "./domain/reports"
+import { toBatch, toLink } from "./domain/reports"
 import type { BatchRequest, CheckRequest } from "./services/LinkChecker"
 
 /** The mapping between the service's types and the snake_case wire contract of `./api`, used at every seam. */
@@ -32,6 +31,20 @@ const encodeBatchReport = Schema.encodeSync(BatchReport)
 
 /** A batch's report as the JSON text of `BatchReport`. */
 export const batchReportJson = (batch: BatchRecord): string => JSON.stringify(encodeBatchReport(batchToWire(toBatch(batch))))
+
+const encodeLinkReport = Schema.encodeSync(LinkReport)
+
+/** How the JSON text of a `LinkReport` whose uri is empty begins. */
+const EMPTY_URI_START = `{"uri":"",`
+
+/**
+ * A completed check's `LinkReport` as JSON text, all but its uri: what follows `{"uri":<uri>,`, for a store that has
+ * the uri where the text is written (the SQL store's row). The record's other fields do not reach the report.
+ */
+export const linkReportAfterUri = (result: CheckResult, completedAt: Date): string =>
+  JSON.stringify(
+    encodeLinkReport(linkToWire(toLink({ id: "", uri: "", priority: "high", createdAt: completedAt, completedAt, result })))
+  ).slice(EMPTY_URI_START.length)
 
 export const checkRequestFromWire = (params: CheckParams): CheckRequest => ({
   uri: params.uri,

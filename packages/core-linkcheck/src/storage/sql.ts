@@ -5,6 +5,7 @@ import type { Context } from "effect"
 import { Effect, Layer, Option, Schema } from "effect"
 import type { BatchRecord, CheckPriority, CheckRecord, ClaimedCheck, Webhook } from "../domain/check"
 import { hostOf } from "../domain/check"
+import { linkReportAfterUri } from "../wire"
 import type { CheckCompletion, ClaimRequest, NewBatch, WebhookAttempt, WorkerHeartbeat } from "./LinkcheckStore"
 import { LinkcheckStore, StoreError } from "./LinkcheckStore"
 
@@ -499,8 +500,6 @@ const make = Effect.gen(function*() {
 
   /** Records the results of the checks the worker still holds; returns their ids. */
   const recordResults = (workerId: string, results: ReadonlyArray<CheckCompletion>, now: Date) => {
-    // `wireTimestamp` of the completion time: RFC 3339 UTC to the second
-    const checked = `${timestamp(now).slice(0, 19)}Z`
     const rows = results.filter(({ id }) => isCheckId(id)).map(({ id, result }) => ({
       id,
       status: result.status,
@@ -509,16 +508,7 @@ const make = Effect.gen(function*() {
       danger: result.danger,
       problem_summary: result.problemSummary,
       suggested_fix: result.suggestedFix,
-      // the check's part of a report after its uri, which the row has: `"status":...}`
-      report_after_uri: JSON.stringify({
-        status: result.status,
-        checked,
-        problem_summary: result.problemSummary,
-        errors: result.errors,
-        warnings: result.warnings,
-        danger: result.danger,
-        suggested_fix: result.suggestedFix
-      }).slice(1)
+      report_after_uri: linkReportAfterUri(result, now)
     }))
     return sql`
       UPDATE linkcheck.checks c
