@@ -1,5 +1,5 @@
 import { makeLinkcheckClient, parseWebhook, verifyWebhookSignature } from "@civicstack/sdk-linkcheck"
-import type { BatchReport } from "@civicstack/sdk-linkcheck"
+import type { BatchReport, LinkcheckClientService } from "@civicstack/sdk-linkcheck"
 import { type CommandExecutor, FileSystem, type HttpClient } from "@effect/platform"
 import { Clock, Console, Deferred, Effect, Either, Schedule } from "effect"
 import { BenchError, failWith } from "../benchError"
@@ -100,7 +100,7 @@ const fleetProblems = (links: ReadonlyArray<PlannedLink>, limits: Limits, fleet:
  * nothing listens (refused at once, so no request reaches the fleet), waited for until it is complete.
  */
 const WARM_UP_LINKS = 300
-const warmUp = (client: Effect.Effect.Success<ReturnType<typeof makeLinkcheckClient>>, label: string) =>
+const warmUp = (client: LinkcheckClientService, label: string) =>
   Effect.gen(function*() {
     const startedAt = yield* Clock.currentTimeMillis
     const created = yield* client.createBatch(
@@ -111,7 +111,10 @@ const warmUp = (client: Effect.Effect.Success<ReturnType<typeof makeLinkcheckCli
     yield* client.getBatch(created.id).pipe(
       Effect.mapError(failWith("the warm-up batch could not be read")),
       Effect.repeat({ until: (report) => report.status === "completed", schedule: Schedule.spaced("50 millis") }),
-      Effect.timeoutFail({ duration: "2 minutes", onTimeout: () => new BenchError({ message: "the warm-up batch did not complete" }) })
+      Effect.timeoutFail({
+        duration: "2 minutes",
+        onTimeout: () => new BenchError({ message: "the warm-up batch did not complete" })
+      })
     )
     const completedAt = yield* Clock.currentTimeMillis
     yield* Console.error(
