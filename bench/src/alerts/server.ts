@@ -7,6 +7,7 @@ import { createServer } from "node:net"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
+import { serverMallocEnv, serverNodeFlags } from "../serverLaunch"
 
 /** Server settings passed on from the bench's environment when set. */
 const SERVER_TUNING = ["ALERTS_FAN_OUT_CHUNK_CONCURRENCY", "DATABASE_POOL_SIZE"] as const
@@ -66,7 +67,7 @@ const writeBootstrap = async () => {
 const notifyApiKey = `bench-${randomUUID()}-${randomUUID()}`
 
 /**
- * Starts the built reference server (`node --max-old-space-size=256 dist/cli.js serve`, as `npm start` runs it)
+ * Starts the built reference server as the README runs it in production (`serverLaunch.ts`)
  * serving email alerts (and the sign-on that checks its callers), sending through the `notify` provider to the bench's sink; resolves once it answers
  * ready. The child is the server's own Node process, so its pid is the one to read /proc of.
  */
@@ -76,12 +77,11 @@ export const startReferenceServer = async (database: ServerDatabase, options: Se
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const bootstrap = await writeBootstrap()
-  // as `npm start` runs it; BENCH_SERVER_NODE_FLAGS adds more (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
-  const nodeFlags = ["--max-old-space-size=256", ...(process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "")]
-  const child = spawn(process.execPath, [...nodeFlags, built, "serve"], {
+  const child = spawn(process.execPath, [...serverNodeFlags(), built, "serve"], {
     cwd: repositoryRoot,
     env: {
       PATH: process.env.PATH ?? "",
+      ...serverMallocEnv(),
       HOST: "127.0.0.1",
       PORT: String(port),
       PUBLIC_SITE_URL: url,

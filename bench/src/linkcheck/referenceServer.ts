@@ -8,6 +8,7 @@ import { createServer } from "node:net"
 import type { AddressInfo } from "node:net"
 import { dirname, join } from "node:path"
 import { BenchError, failWith } from "../benchError"
+import { serverMallocEnv, serverNodeFlags } from "../serverLaunch"
 import { type ChildOutput, followOutput, unlessExited } from "./childOutput"
 import type { Limits } from "./linkPlan"
 
@@ -87,6 +88,7 @@ export const startReferenceServer = (
     const env = {
       CIVICSTACK_BOOTSTRAP: bootstrapFile,
       PATH: process.env.PATH ?? "",
+      ...serverMallocEnv(),
       HOST: "127.0.0.1",
       PORT: String(port),
       // sso applies the bootstrap file (only a copy serving sso does) and checks the API token; linkcheck is measured
@@ -106,9 +108,7 @@ export const startReferenceServer = (
     const built = join(serverPackage, "dist", "cli.js")
     const profileDir = process.env.BENCH_SERVER_PROFILE_DIR
     const nodeFlags = [
-      // as `npm start` runs it, see the repository's README
-      "--max-old-space-size=256",
-      ...(process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter((flag) => flag.length > 0),
+      ...serverNodeFlags(),
       ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`])
     ]
     const command = existsSync(built)

@@ -10,6 +10,7 @@ import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import { freshDatabase } from "../freshDatabase"
+import { serverMallocEnv } from "../serverLaunch"
 import { benchApplication, writeBootstrap } from "./bootstrap"
 import { cpuSecondsOf } from "../procCpu"
 import { postgresCpuSecondsSince, readPostgresCpu } from "./cpu"
@@ -43,6 +44,7 @@ const child = spawn(process.execPath, [
   cwd: dirname(dirname(serverPackage)),
   env: {
     PATH: process.env.PATH ?? "",
+    ...serverMallocEnv(),
     HOST: "127.0.0.1",
     PORT: String(port),
     PUBLIC_SITE_URL: url,

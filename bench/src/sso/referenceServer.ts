@@ -4,6 +4,7 @@ import { createRequire } from "node:module"
 import { createServer } from "node:net"
 import type { AddressInfo } from "node:net"
 import { dirname, join } from "node:path"
+import { serverMallocEnv, serverNodeFlags } from "../serverLaunch"
 
 const serverPackage = dirname(createRequire(import.meta.url).resolve("@civicstack/server/package.json"))
 // From the repository root, as the root's `npm start` runs it: tsx takes the JSX settings of the sign-in pages from
@@ -47,10 +48,11 @@ export const startReferenceServer = async (database: ServerDatabase, bootstrapFi
   const entry = existsSync(built)
     ? [built]
     : ["--conditions=@civicstack/source", "--import", "tsx", join(serverPackage, "src", "cli.ts")]
-  const child = spawn(process.execPath, ["--max-old-space-size=256", ...entry, "serve"], {
+  const child = spawn(process.execPath, [...serverNodeFlags(), ...entry, "serve"], {
     cwd: repositoryRoot,
     env: {
       PATH: process.env.PATH ?? "",
+      ...serverMallocEnv(),
       HOST: "127.0.0.1",
       PORT: String(port),
       PUBLIC_SITE_URL: url,
