@@ -14,7 +14,7 @@ import { availableParallelism, loadavg, tmpdir } from "node:os"
 import * as Path from "node:path"
 import { freshDatabase } from "./freshDatabase"
 import { type CaseFigures, type CaseOutcome, renderCase } from "./alerts/report"
-import { fanOutFigures, rawInsertMillis, seedSubscribers } from "./alerts/seed"
+import { fanOutFigures, rawInsertMillis, seedSubscribers, seedSubscriptions } from "./alerts/seed"
 import { type ReferenceServer, type ServerDatabase, startReferenceServer } from "./alerts/server"
 import { type Backend, loadSettings } from "./alerts/settings"
 import { percentileOfSorted } from "./percentile"
@@ -25,6 +25,7 @@ const progress = (message: string) => process.stderr.write(`${message}\n`)
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 
 const listRequest = { title: "Bench list", tags: { topics: ["bench-alerts"] } }
+const warmUpListRequest = { title: "Bench warm-up list", tags: { topics: ["bench-alerts-warm-up"] } }
 const notificationBody = "A change was published to a page this list follows. ".repeat(6).trim()
 const subject = "Bench: a page you follow has changed"
 const footer = "You can change or cancel your subscriptions at any time."
@@ -192,25 +193,63 @@ const awaitCount = async (
   }
 }
 
+/**
+ * A server in service has fanned out and delivered before, and answered many POSTs: its code is compiled and its
+ * connections (database pool, the sink's) are open. So before anything is measured, a notification to the warm-up
+ * list (subscribers 1..count, subscribed to it too) is fanned out and delivered, under the steady POSTs of the
+ * measured phase, until the sink has every email and the queue is empty.
+ */
+const warmUp = async (backend: Backend, server: ReferenceServer, sinkUrl: string, count: number) => {
+  if (count === 0) return
+  progress(`--- ${backend}: warm-up, a notification to ${count} subscribers delivered under ${settings.postRate} POSTs/s`)
+  await fetch(`${sinkUrl}/reset`, { method: "POST" })
+  const posts = steadyPosts(server, settings.postRate)
+  try {
+    const response = await api(server, "/notifications", {
+      subject: "Bench: warm-up",
+      body: notificationBody,
+      tags: { topics: ["bench-alerts-warm-up"] }
+    })
+    if (response.status !== 202) throw new Error(`POST /notifications answered ${response.status}: ${await response.text()}`)
+    const delivered = await awaitCount(`${backend} warm-up (at the sink)`, count, () => sinkStats(sinkUrl).then((stats) => stats.unique, () => null), 250)
+    if (delivered.reachedAt === null) throw new Error("the warm-up's emails did not all reach the sink")
+  } finally {
+    await posts.stop()
+  }
+  // the last sent marks and the POSTs' fan-out jobs
+  const deadline = Date.now() + settings.stallSeconds * 1000
+  while ((await readinessQueueSize(server)) !== 0) {
+    if (Date.now() > deadline) throw new Error("the queue did not empty after the warm-up")
+    await sleep(250)
+  }
+}
+
 const measureCase = async (backend: Backend, database: ServerDatabase, subscribers: number, sinkUrl: string): Promise<CaseFigures> => {
   const serverOptions = { notifySinkUrl: sinkUrl, emailRateLimit: settings.emailRateLimit }
   const notes: Array<string> = []
 
   progress(`--- ${backend}: the server (RUN=web) migrates the database; the list is made through the API`)
   const web = await startReferenceServer(database, { ...serverOptions, run: "web" })
-  let listId: number
-  try {
-    const response = await api(web, "/subscriber-lists", listRequest)
+  const createList = async (request: typeof listRequest) => {
+    const response = await api(web, "/subscriber-lists", request)
     if (response.status !== 201) throw new Error(`POST /subscriber-lists answered ${response.status}: ${await response.text()}`)
-    listId = ((await response.json()) as { subscriber_list: { id: number } }).subscriber_list.id
+    return ((await response.json()) as { subscriber_list: { id: number } }).subscriber_list.id
+  }
+  let listId: number
+  let warmUpListId: number
+  try {
+    listId = await createList(listRequest)
+    warmUpListId = await createList(warmUpListRequest)
   } finally {
     await web.stop()
   }
+  const warmUpSubscribers = Math.min(settings.warmUpSubscribers, subscribers)
 
   progress(`--- ${backend}: seeding ${subscribers} subscribers and subscriptions, then the raw insert`)
   const seeded = await withSql(database, Effect.gen(function*() {
     const seedStartedAt = Date.now()
     yield* seedSubscribers(listId, subscribers)
+    yield* seedSubscriptions(warmUpListId, warmUpSubscribers)
     const seedMillis = Date.now() - seedStartedAt
     const raw = yield* rawInsertMillis(subscribers, {
       subject,
@@ -224,6 +263,7 @@ const measureCase = async (backend: Backend, database: ServerDatabase, subscribe
 
   progress(`--- ${backend}: the server with its workers; one matching notification, ${settings.postRate} unrelated POSTs/s meanwhile`)
   const server = await startReferenceServer(database, { ...serverOptions, run: "web,workers" })
+  await warmUp(backend, server, sinkUrl, warmUpSubscribers)
   await fetch(`${sinkUrl}/reset`, { method: "POST" })
   let figures: Omit<CaseFigures, "fanOutBodyLength"> & { fanOutBodyLength: number | null }
   const pgCounter = database._tag === "Postgres" ? ManagedRuntime.make(sqlLayerOf(database)) : undefined
@@ -303,7 +343,7 @@ const measureCase = async (backend: Backend, database: ServerDatabase, subscribe
     await pgCounter?.dispose()
     await server.stop()
   }
-  const written = await withSql(database, fanOutFigures)
+  const written = await withSql(database, fanOutFigures(subject))
   notes.push(`afterwards: ${written.emails} alert emails in alerts.emails, ${written.sent} marked sent`)
   notes.push(`load average (1 min) at the end: ${loadavg()[0]?.toFixed(2)} on ${availableParallelism()} CPUs`)
   return { ...figures, fanOutBodyLength: written.averageBodyLength }

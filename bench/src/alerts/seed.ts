@@ -21,6 +21,17 @@ export const seedSubscribers = (listId: number, subscribers: number) =>
     yield* sql`ANALYZE alerts.subscriptions`
   })
 
+/** One more active `immediately` subscription, to `listId`, for each of the subscribers 1..count. */
+export const seedSubscriptions = (listId: number, count: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      INSERT INTO alerts.subscriptions (id, subscriber_id, subscriber_list_id, frequency, source, created_at, updated_at)
+      SELECT gen_random_uuid(), i, ${listId}::bigint, 'immediately', 'imported', now(), now()
+      FROM generate_series(1, ${count}::int) AS i`
+    yield* sql`ANALYZE alerts.subscriptions`
+  })
+
 export interface RawEmailShape {
   readonly subject: string
   /** Put before and after each row's own unsubscribe link, as fan-out composes an email. */
@@ -54,12 +65,12 @@ export const rawInsertMillis = (rows: number, shape: RawEmailShape) =>
     return { millis, averageBodyLength: row?.length ?? 0 }
   })
 
-/** What fan-out wrote, read afterwards: emails, their average body length, and the last email's creation. */
-export const fanOutFigures = Effect.gen(function*() {
+/** What the fan-out of the notifications with `subject` wrote, read afterwards: emails, their average body length, sent. */
+export const fanOutFigures = (subject: string) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const [row] = yield* sql<{ readonly emails: number; readonly length: number | null; readonly sent: number }>`
-    SELECT count(*)::float8 AS emails, avg(length(body))::float8 AS length,
-      (count(*) FILTER (WHERE status = 'sent'))::float8 AS sent
-    FROM alerts.emails WHERE notification_id IS NOT NULL`
+    SELECT count(*)::float8 AS emails, avg(length(e.body))::float8 AS length,
+      (count(*) FILTER (WHERE e.status = 'sent'))::float8 AS sent
+    FROM alerts.emails e JOIN alerts.notifications n ON n.id = e.notification_id WHERE n.subject = ${subject}`
   return { emails: row?.emails ?? 0, averageBodyLength: row?.length ?? 0, sent: row?.sent ?? 0 }
 })

@@ -14,6 +14,8 @@ export interface AlertsBenchSettings {
   readonly emailRateLimit: number
   /** A phase with no progress for this long stops the case. */
   readonly stallSeconds: number
+  /** Subscribers of the warm-up list, whose notification is fanned out and delivered before anything is measured (0: none). */
+  readonly warmUpSubscribers: number
   /** When set, delivery is watched for at most this long after the matching POST (a rate over part of the emails). */
   readonly deliverySeconds: number | undefined
   readonly databaseUrl: string
@@ -25,6 +27,14 @@ const positiveInteger = (name: string, fallback: number): number => {
   if (raw === undefined || raw === "") return fallback
   const value = Number(raw)
   if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, not ${raw}`)
+  return value
+}
+
+const wholeNumber = (name: string, fallback: number): number => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, not ${raw}`)
   return value
 }
 
@@ -41,6 +51,7 @@ export const loadSettings = (): AlertsBenchSettings => {
     postRate: positiveInteger("BENCH_ALERTS_POST_RATE", 50),
     emailRateLimit: positiveInteger("BENCH_ALERTS_EMAIL_RATE_LIMIT", 100_000),
     stallSeconds: positiveInteger("BENCH_ALERTS_STALL_SECONDS", 60),
+    warmUpSubscribers: wholeNumber("BENCH_ALERTS_WARM_UP_SUBSCRIBERS", 2000),
     deliverySeconds: process.env.BENCH_ALERTS_DELIVERY_SECONDS ? positiveInteger("BENCH_ALERTS_DELIVERY_SECONDS", 1) : undefined,
     databaseUrl: process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     only: new Set(requested.filter(isBackend))
