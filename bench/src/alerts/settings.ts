@@ -22,21 +22,15 @@ export interface AlertsBenchSettings {
   readonly only: ReadonlySet<Backend>
 }
 
-const positiveInteger = (name: string, fallback: number): number => {
+const integerSetting = (name: string, fallback: number, least: number): number => {
   const raw = process.env[name]
   if (raw === undefined || raw === "") return fallback
   const value = Number(raw)
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, not ${raw}`)
+  if (!Number.isInteger(value) || value < least) throw new Error(`${name} must be a whole number of at least ${least}, not ${raw}`)
   return value
 }
 
-const wholeNumber = (name: string, fallback: number): number => {
-  const raw = process.env[name]
-  if (raw === undefined || raw === "") return fallback
-  const value = Number(raw)
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, not ${raw}`)
-  return value
-}
+const positiveInteger = (name: string, fallback: number): number => integerSetting(name, fallback, 1)
 
 const isBackend = (name: string): name is Backend => (backends as ReadonlyArray<string>).includes(name)
 
@@ -51,7 +45,7 @@ export const loadSettings = (): AlertsBenchSettings => {
     postRate: positiveInteger("BENCH_ALERTS_POST_RATE", 50),
     emailRateLimit: positiveInteger("BENCH_ALERTS_EMAIL_RATE_LIMIT", 100_000),
     stallSeconds: positiveInteger("BENCH_ALERTS_STALL_SECONDS", 60),
-    warmUpSubscribers: wholeNumber("BENCH_ALERTS_WARM_UP_SUBSCRIBERS", 2000),
+    warmUpSubscribers: integerSetting("BENCH_ALERTS_WARM_UP_SUBSCRIBERS", 2000, 0),
     deliverySeconds: process.env.BENCH_ALERTS_DELIVERY_SECONDS ? positiveInteger("BENCH_ALERTS_DELIVERY_SECONDS", 1) : undefined,
     databaseUrl: process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     only: new Set(requested.filter(isBackend))
