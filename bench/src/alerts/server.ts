@@ -66,6 +66,9 @@ const writeBootstrap = async () => {
 /** `{key_name}-{service_id}-{secret_key}`, as the notify provider expects; the sink checks nothing. */
 const notifyApiKey = `bench-${randomUUID()}-${randomUUID()}`
 
+/** Given, so that a server on PostgreSQL (no DATA_DIR) does not make one and keep it in `./data` of the repository. */
+const authTokenSecret = randomBytes(32).toString("hex")
+
 /**
  * Starts the built reference server as the README runs it in production (`serverLaunch.ts`)
  * serving email alerts (and the sign-on that checks its callers), sending through the `notify` provider to the bench's sink; resolves once it answers
@@ -96,6 +99,7 @@ export const startReferenceServer = async (database: ServerDatabase, options: Se
       NOTIFY_API_KEY: notifyApiKey,
       NOTIFY_TEMPLATE_ID: randomUUID(),
       NOTIFY_ALLOW_PRIVATE_ADDRESSES: "true",
+      ALERTS_AUTH_TOKEN_SECRET: authTokenSecret,
       EMAIL_RATE_LIMIT: String(options.emailRateLimit),
       // the health figures must not turn the readiness answer away however long the queue gets
       ALERTS_QUEUE_SIZE_WARNING: "100000000",
