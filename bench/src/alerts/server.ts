@@ -70,9 +70,9 @@ const notifyApiKey = `bench-${randomUUID()}-${randomUUID()}`
 const authTokenSecret = randomBytes(32).toString("hex")
 
 /**
- * Starts the built reference server as the README runs it in production (`serverLaunch.ts`)
- * serving email alerts (and the sign-on that checks its callers), sending through the `notify` provider to the bench's sink; resolves once it answers
- * ready. The child is the server's own Node process, so its pid is the one to read /proc of.
+ * Starts the built reference server as the README runs it in production (`serverLaunch.ts`), serving email alerts
+ * (and the sign-on that checks its callers) and sending through the `notify` provider to the bench's sink; resolves
+ * once it answers ready. The child is the server's own Node process, so its pid is the one to read /proc of.
  */
 export const startReferenceServer = async (database: ServerDatabase, options: ServerOptions): Promise<ReferenceServer> => {
   const built = join(serverPackage, "dist", "cli.js")
