@@ -34,17 +34,16 @@ export const batchReportJson = (batch: BatchRecord): string => JSON.stringify(en
 
 const encodeLinkReport = Schema.encodeSync(LinkReport)
 
-/** How the JSON text of a `LinkReport` whose uri is empty begins. */
-const EMPTY_URI_START = `{"uri":"",`
-
 /**
  * A completed check's `LinkReport` as JSON text, all but its uri: what follows `{"uri":<uri>,`, for a store that has
  * the uri where the text is written (the SQL store's row). The record's other fields do not reach the report.
  */
-export const linkReportAfterUri = (result: CheckResult, completedAt: Date): string =>
-  JSON.stringify(
-    encodeLinkReport(linkToWire(toLink({ id: "", uri: "", priority: "high", createdAt: completedAt, completedAt, result })))
-  ).slice(EMPTY_URI_START.length)
+export const linkReportAfterUri = (result: CheckResult, completedAt: Date): string => {
+  const { uri: _uri, ...afterUri } = encodeLinkReport(
+    linkToWire(toLink({ id: "", uri: "", priority: "high", createdAt: completedAt, completedAt, result }))
+  )
+  return JSON.stringify(afterUri).slice(1)
+}
 
 export const checkRequestFromWire = (params: CheckParams): CheckRequest => ({
   uri: params.uri,

@@ -809,15 +809,18 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
     })
 
     describe("findWebhookReport", () => {
-      /** The report as the service's TypeScript builds it from `findBatch`, the one the database's text must equal. */
+      /** The report as the service's TypeScript builds it from `findBatch`: the store's text must be the same text. */
       const expectedReport = (id: number) =>
         Effect.map(LinkcheckStore, (store) => store.findBatch(id)).pipe(
           Effect.flatten,
-          Effect.map(Option.map((batch) => ({ webhook: batch.webhook, report: JSON.parse(batchReportJson(batch)) })))
+          Effect.map(Option.map((batch) => {
+            const reportJson = batchReportJson(batch)
+            return { webhook: batch.webhook, reportJson, report: JSON.parse(reportJson) }
+          }))
         )
       const foundReport = (id: number) =>
         Effect.flatMap(LinkcheckStore, (store) => store.findWebhookReport(id)).pipe(
-          Effect.map(Option.map(({ reportJson, webhook }) => ({ webhook, report: JSON.parse(reportJson) })))
+          Effect.map(Option.map(({ reportJson, webhook }) => ({ webhook, reportJson, report: JSON.parse(reportJson) })))
         )
 
       test("is the report that findBatch's record gives, in progress and completed, with its webhook", () =>
