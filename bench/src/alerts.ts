@@ -261,13 +261,17 @@ const measureCase = async (backend: Backend, database: ServerDatabase, subscribe
   }))
   progress(`${backend}: seeded in ${(seeded.seedMillis / 1000).toFixed(1)} s; raw insert ${(seeded.raw.millis / 1000).toFixed(2)} s`)
 
-  progress(`--- ${backend}: the server with its workers; one matching notification, ${settings.postRate} unrelated POSTs/s meanwhile`)
-  const server = await startReferenceServer(database, { ...serverOptions, run: "web,workers" })
-  await warmUp(backend, server, sinkUrl, warmUpSubscribers)
-  await fetch(`${sinkUrl}/reset`, { method: "POST" })
+  const split = backend === "pg-split"
+  progress(`--- ${backend}: the server ${split ? "(RUN=web) and a copy with the workers (RUN=workers)" : "with its workers"}; ` +
+    `one matching notification, ${settings.postRate} unrelated POSTs/s meanwhile`)
+  const server = await startReferenceServer(database, { ...serverOptions, run: split ? "web" : "web,workers" })
+  let workersCopy = server
   let figures: Omit<CaseFigures, "fanOutBodyLength"> & { fanOutBodyLength: number | null }
   const pgCounter = database._tag === "Postgres" ? ManagedRuntime.make(sqlLayerOf(database)) : undefined
   try {
+    if (split) workersCopy = await startReferenceServer(database, { ...serverOptions, run: "workers" })
+    await warmUp(backend, server, sinkUrl, warmUpSubscribers)
+    await fetch(`${sinkUrl}/reset`, { method: "POST" })
     const emailsNow: () => Promise<number | Reading | null> = pgCounter !== undefined
       // Counting the emails every 250 ms (a parallel scan of a table growing to ~800 MB at 1M) took a CPU and more
       // from the fan-out it measured. Until the last subscriber has an email, progress is the highest subscriber id
@@ -336,12 +340,14 @@ const measureCase = async (backend: Backend, database: ServerDatabase, subscribe
       deliveryPerSecond: deliverySeconds === null || deliverySeconds === 0 ? null : (deliveredCount - 1) / deliverySeconds,
       delivered: deliveredCount,
       sinkRequests: sink.requests,
-      peakRssMb: await peakRssMb(server.pid),
+      peakRssMb: await peakRssMb(workersCopy.pid),
       notes
     }
+    if (split) notes.push(`peak RSS of the copy that serves the API (RUN=web): ${(await peakRssMb(server.pid))?.toFixed(0)} MB`)
   } finally {
     await pgCounter?.dispose()
     await server.stop()
+    if (workersCopy !== server) await workersCopy.stop()
   }
   const written = await withSql(database, fanOutFigures(subject))
   notes.push(`afterwards: ${written.emails} alert emails in alerts.emails, ${written.sent} marked sent`)
@@ -367,15 +373,15 @@ const pgliteCase = async (sinkUrl: string): Promise<CaseOutcome> => {
 }
 
 /** On a fresh `bench_alerts_<random>` database, dropped afterwards whatever happens. */
-const pgCase = async (sinkUrl: string): Promise<CaseOutcome> => {
+const pgCase = async (backend: "pg" | "pg-split", sinkUrl: string): Promise<CaseOutcome> => {
   const scope = Effect.runSync(Scope.make())
   try {
     const created = await Effect.runPromiseExit(Scope.extend(freshDatabase(settings.databaseUrl, "alerts"), scope))
     if (Exit.isFailure(created)) return { _tag: "NotRun", reason: `PostgreSQL unreachable at ${settings.databaseUrl}` }
-    const figures = await measureCase("pg", { _tag: "Postgres", url: created.value.url }, settings.pgSubscribers, sinkUrl)
+    const figures = await measureCase(backend, { _tag: "Postgres", url: created.value.url }, settings.pgSubscribers, sinkUrl)
     return { _tag: "Measured", figures }
   } catch (error) {
-    return failed("pg", error)
+    return failed(backend, error)
   } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))
   }
@@ -384,7 +390,8 @@ const pgCase = async (sinkUrl: string): Promise<CaseOutcome> => {
 const sink = await startChildServer<{ url: string }>("../alerts/sinkMain.ts")
 const sections: Array<string> = []
 try {
-  if (settings.only.has("pg")) sections.push(renderCase("pg", await pgCase(sink.description.url)))
+  if (settings.only.has("pg")) sections.push(renderCase("pg", await pgCase("pg", sink.description.url)))
+  if (settings.only.has("pg-split")) sections.push(renderCase("pg-split", await pgCase("pg-split", sink.description.url)))
   if (settings.only.has("pglite")) sections.push(renderCase("pglite", await pgliteCase(sink.description.url)))
 } finally {
   await sink.stop()

@@ -13,6 +13,7 @@ export interface CaseFigures {
   readonly deliveryPerSecond: number | null
   readonly delivered: number
   readonly sinkRequests: number
+  /** Of the copy that runs the workers (of the only copy, but in the `pg-split` case). */
   readonly peakRssMb: number | null
   readonly notes: ReadonlyArray<string>
 }
@@ -24,7 +25,11 @@ export type CaseOutcome =
 const fixed = (value: number | null, digits: number) => (value === null ? "–" : value.toFixed(digits))
 const verdict = (ok: boolean | null) => (ok === null ? "–" : ok ? "met" : "**missed**")
 
-const title: Record<Backend, string> = { pg: "PostgreSQL", pglite: "PGlite" }
+const title: Record<Backend, string> = {
+  pg: "PostgreSQL",
+  "pg-split": "PostgreSQL, the API and the workers in two copies (RUN=web, RUN=workers)",
+  pglite: "PGlite"
+}
 
 export const renderCase = (backend: Backend, outcome: CaseOutcome): string => {
   if (outcome._tag === "NotRun") return `### ${title[backend]}\n\nnot run: ${outcome.reason}\n`

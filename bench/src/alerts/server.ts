@@ -28,8 +28,8 @@ export interface ReferenceServer {
 }
 
 export interface ServerOptions {
-  /** `web` serves the API only; `web,workers` also runs fan-out and delivery. */
-  readonly run: "web" | "web,workers"
+  /** `web` serves the API only, `workers` runs fan-out and delivery only, `web,workers` does both. */
+  readonly run: "web" | "workers" | "web,workers"
   readonly notifySinkUrl: string
   readonly emailRateLimit: number
 }

@@ -1,7 +1,9 @@
 import { parseArgs } from "node:util"
 
-export const backends = ["pg", "pglite"] as const
+/** `pg-split`: PostgreSQL with the API and the workers in two copies of the server (`RUN=web`, `RUN=workers`). */
+export const backends = ["pg", "pg-split", "pglite"] as const
 export type Backend = (typeof backends)[number]
+const defaultBackends: ReadonlyArray<Backend> = ["pg", "pglite"]
 
 export interface AlertsBenchSettings {
   /** Subscribers of the one list, on PostgreSQL. */
@@ -36,7 +38,7 @@ const isBackend = (name: string): name is Backend => (backends as ReadonlyArray<
 
 export const loadSettings = (): AlertsBenchSettings => {
   const { values } = parseArgs({ options: { only: { type: "string" } }, strict: true })
-  const requested = values.only?.split(",").map((name) => name.trim()).filter((name) => name.length > 0) ?? [...backends]
+  const requested = values.only?.split(",").map((name) => name.trim()).filter((name) => name.length > 0) ?? defaultBackends
   const unknown = requested.filter((name) => !isBackend(name))
   if (unknown.length > 0) throw new Error(`--only: unknown ${unknown.join(", ")}; expected some of ${backends.join(", ")}`)
   return {
