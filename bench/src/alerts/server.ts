@@ -3,11 +3,9 @@ import { randomBytes, randomUUID } from "node:crypto"
 import { existsSync } from "node:fs"
 import * as Fs from "node:fs/promises"
 import { createRequire } from "node:module"
-import { createServer } from "node:net"
-import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import { serverMallocEnv, serverNodeFlags } from "../serverLaunch"
+import { answersReady, freeLoopbackPort, serverMallocEnv, serverNodeFlags } from "../serverLaunch"
 
 /** Server settings passed on from the bench's environment when set. */
 const SERVER_TUNING = ["ALERTS_FAN_OUT_CHUNK_CONCURRENCY", "DATABASE_POOL_SIZE"] as const
@@ -34,21 +32,6 @@ export interface ServerOptions {
   readonly emailRateLimit: number
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-
-const isReady = (url: string) =>
-  fetch(`${url}/healthcheck/ready`, { signal: AbortSignal.timeout(2000) }).then(
-    (response) => response.status === 200,
-    () => false
-  )
 
 /** The same caller token for every start of one case, so the bench can keep it. */
 export const benchCallerToken = randomBytes(16).toString("hex")
@@ -77,7 +60,7 @@ const authTokenSecret = randomBytes(32).toString("hex")
 export const startReferenceServer = async (database: ServerDatabase, options: ServerOptions): Promise<ReferenceServer> => {
   const built = join(serverPackage, "dist", "cli.js")
   if (!existsSync(built)) throw new Error(`${built} is missing: run \`npm run build\` first`)
-  const port = await freePort()
+  const port = await freeLoopbackPort()
   const url = `http://127.0.0.1:${port}`
   const bootstrap = await writeBootstrap()
   const child = spawn(process.execPath, [...serverNodeFlags(), built, "serve"], {
@@ -127,7 +110,7 @@ export const startReferenceServer = async (database: ServerDatabase, options: Se
     await bootstrap.remove()
   }
   const deadline = Date.now() + 180_000
-  while (!(await isReady(url))) {
+  while (!(await answersReady(url))) {
     if (exitCode !== undefined || Date.now() > deadline) {
       await stop()
       throw new Error(exitCode !== undefined

@@ -1,10 +1,8 @@
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
-import { createServer } from "node:net"
-import type { AddressInfo } from "node:net"
 import { dirname, join } from "node:path"
-import { serverMallocEnv, serverNodeFlags } from "../serverLaunch"
+import { answersReady, freeLoopbackPort, serverMallocEnv, serverNodeFlags } from "../serverLaunch"
 
 const serverPackage = dirname(createRequire(import.meta.url).resolve("@civicstack/server/package.json"))
 // From the repository root, as the root's `npm start` runs it: tsx takes the JSX settings of the sign-in pages from
@@ -21,28 +19,13 @@ export interface ReferenceServer {
   readonly stop: () => Promise<void>
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-
-const isReady = (url: string) =>
-  fetch(`${url}/healthcheck/ready`, { signal: AbortSignal.timeout(2000) }).then(
-    (response) => response.status === 200,
-    () => false
-  )
 
 /**
  * Starts the reference server serving SSO only, in a child process, from its build when `npm run build` has made it,
  * else from its sources as `npm start` does; resolves once it answers ready (the bootstrap file applied).
  */
 export const startReferenceServer = async (database: ServerDatabase, bootstrapFile: string): Promise<ReferenceServer> => {
-  const port = await freePort()
+  const port = await freeLoopbackPort()
   const url = `http://127.0.0.1:${port}`
   const built = join(serverPackage, "dist", "cli.js")
   const entry = existsSync(built)
@@ -79,7 +62,7 @@ export const startReferenceServer = async (database: ServerDatabase, bootstrapFi
     clearTimeout(killLater)
   }
   const deadline = Date.now() + 180_000
-  while (!(await isReady(url))) {
+  while (!(await answersReady(url))) {
     if (exitCode !== undefined) throw new Error(`the reference server exited with code ${exitCode} before it was ready`)
     if (Date.now() > deadline) {
       await stop()
