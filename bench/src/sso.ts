@@ -79,10 +79,10 @@ const notRun = (label: string, system: CaseResult["system"], operation: Operatio
   outcome: { _tag: "NotRun", reason }
 })
 
-const ceilingCase = async (): Promise<CaseResult> => {
+const ceilingCase = async (label: string): Promise<CaseResult> => {
   const ceiling = await startChildServer<{ url: string }>("ceilingMain.ts")
   try {
-    return await measure("ceiling (node:http, fixed JSON)", "ceiling", "fixed JSON", () =>
+    return await measure(label, "ceiling", "fixed JSON", () =>
       load(ceiling.description.url, [{ method: "GET", path: "/user.json", headers: {} }], "rotate", {
         serverPid: ceiling.pid,
         database: "none"
@@ -219,7 +219,7 @@ const oidcProviderPgCases = async (): Promise<Array<CaseResult>> => {
 
 const results: Array<CaseResult> = []
 let postgres = "not used"
-if (settings.only.has("ceiling")) results.push(await ceilingCase())
+if (settings.only.has("ceiling")) results.push(await ceilingCase("ceiling (node:http, fixed JSON)"))
 if (settings.only.has("pglite")) results.push(...(await pgliteCases()))
 if (settings.only.has("pg")) {
   const outcome = await postgresCases()
@@ -228,6 +228,9 @@ if (settings.only.has("pg")) {
 }
 if (settings.only.has("oidc-provider")) results.push(...(await oidcProviderCases("oidc-provider")))
 if (settings.only.has("oidc-provider-pg")) results.push(...(await oidcProviderPgCases()))
+// The first measurement of a run has come out low (a case after it answered more): the ceiling is measured again at
+// the end, and the ratios to it use the higher of the two.
+if (settings.only.has("ceiling") && settings.only.size > 1) results.push(await ceilingCase("ceiling, measured again at the end"))
 
 process.stdout.write(
   `${renderReport(results, {

@@ -13,7 +13,7 @@ export interface CaseFigures {
   readonly deliveryPerSecond: number | null
   readonly delivered: number
   readonly sinkRequests: number
-  /** Of the copy that runs the workers (of the only copy, but in the `pg-split` case). */
+  /** Of the copy that runs the workers: the only copy, or in `pg-split` the one not taking the POSTs. */
   readonly peakRssMb: number | null
   readonly notes: ReadonlyArray<string>
 }

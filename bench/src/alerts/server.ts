@@ -32,7 +32,6 @@ export interface ServerOptions {
   readonly emailRateLimit: number
 }
 
-
 /** The same caller token for every start of one case, so the bench can keep it. */
 export const benchCallerToken = randomBytes(16).toString("hex")
 

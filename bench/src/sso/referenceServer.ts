@@ -19,7 +19,6 @@ export interface ReferenceServer {
   readonly stop: () => Promise<void>
 }
 
-
 /**
  * Starts the reference server serving SSO only, in a child process, from its build when `npm run build` has made it,
  * else from its sources as `npm start` does; resolves once it answers ready (the bootstrap file applied).
