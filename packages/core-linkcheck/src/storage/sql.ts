@@ -351,7 +351,8 @@ const make = Effect.gen(function*() {
           -- joined as text: the links' parts are JSON already, and parsing them back into one value would cost more
           '{"id":' || b.id || ',"status":'
             || CASE WHEN b.completed_at IS NULL THEN '"in_progress"' ELSE '"completed"' END
-            || ',"links":[' || coalesce(l.links, '') || '],"totals":{"links":' || l.total || ',"ok":' || l.ok || ',"caution":' || l.caution
+            || ',"links":[' || coalesce(l.links, '') || ']'
+            || ',"totals":{"links":' || l.total || ',"ok":' || l.ok || ',"caution":' || l.caution
             || ',"broken":' || l.broken || ',"pending":' || l.pending || ',"danger":' || l.danger || '}'
             || ',"completed_at":' || coalesce(to_json(${sql.literal(wireTimestamp("b.completed_at"))})::text, 'null')
             || '}' AS report
