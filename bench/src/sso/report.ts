@@ -33,7 +33,8 @@ const resultRow = (result: CaseResult, results: ReadonlyArray<CaseResult>) => {
     return row([result.label, "-", "-", "-", "-", "-", "-", "-", "-", "-", `not run: ${result.outcome.reason.replaceAll("|", "/")}`])
   }
   const { load } = result.outcome
-  const ceiling = Math.max(...results.filter((other) => other.system === "ceiling").map(requestsPerSecond))
+  const ceilings = results.filter((other) => other.system === "ceiling").map(requestsPerSecond).filter(Number.isFinite)
+  const ceiling = ceilings.length === 0 ? Number.NaN : Math.max(...ceilings)
   const peerOf = (system: CaseResult["system"]) =>
     requestsPerSecond(results.find((other) => other.system === system && other.operation === result.operation))
   const notes = [
