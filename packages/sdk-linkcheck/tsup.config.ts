@@ -1,21 +1,10 @@
-import { defineConfig } from "tsup"
+import { packageBuild } from "../../tsup.package"
 
 /**
  * The link checking contract (`@civicstack/core-linkcheck/api`, which imports only effect and @effect/platform) is
  * bundled in, JavaScript and types alike, so that installing the SDK does not install the service's core.
  */
-export default defineConfig({
-  entry: ["src/index.ts"],
-  format: ["esm"],
-  dts: {
-    resolve: true,
-    compilerOptions: { paths: { "@civicstack/core-linkcheck/api": ["./../core-linkcheck/src/api/index.ts"] } }
-  },
-  noExternal: ["@civicstack/core-linkcheck"],
-  // the contract's sources, as in the monorepo's tests, so the SDK builds without building the core first
-  esbuildOptions: (options) => {
-    options.conditions = ["@civicstack/source"]
-  },
-  clean: true,
-  target: "node20"
+export default packageBuild(["src/index.ts"], {
+  packages: ["@civicstack/core-linkcheck"],
+  sources: { "@civicstack/core-linkcheck/api": ["./../core-linkcheck/src/api/index.ts"] }
 })

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createTestDatabase } from "../../../test-support/postgres"
+import { createTestDatabase } from "@civicstack/kit/testing"
 import { startFixtureFleet } from "../../../packages/core-linkcheck/test/fixtures/fleet"
 import type { FixtureFleet } from "../../../packages/core-linkcheck/test/fixtures/fleet"
 import { startInProcessServer } from "./inProcessServer"

@@ -14,11 +14,8 @@ export {
   type QueueStats,
   type ScheduleSlot
 } from "./JobQueue"
-export { countOption } from "./countOption"
-export { decodeRows } from "./decodeRows"
 export { layerMemory } from "./memory"
 export { migrate } from "./migrations"
 export { type RecurringSchedule, runSchedules, schedulesLayer } from "./schedules"
-export { migrateSchema, type SchemaMigrations } from "./schemaMigrations"
 export { enqueueForEachRow, layerSql, NOTIFY_CHANNEL, type SqlLayerOptions } from "./sql"
 export { type JobInfo, runWorker, workerLayer, type WorkerOptions } from "./worker"

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql/SqlClient"
 import { Effect } from "effect"
-import { migrateSchema } from "./schemaMigrations"
+import { migrateSchema } from "@civicstack/kit"
 
 const statements = (...texts: ReadonlyArray<string>) =>
   Effect.flatMap(SqlClient, (sql) => Effect.forEach(texts, (text) => sql.unsafe(text), { discard: true }))

@@ -1,6 +1,6 @@
 import { Cause, Chunk, Duration, Effect, Either, Exit, Fiber, FiberSet, Layer, Option, ParseResult, Queue, Random, Ref, Schedule, Schema, Stream } from "effect"
 import { hostname } from "node:os"
-import { countOption } from "./countOption"
+import { countOption } from "@civicstack/kit"
 import type { JobDefinition } from "./definition"
 import { retryDelay } from "./definition"
 import type { JobQueueError } from "./errors"

@@ -2,7 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql/SqlClient"
 import { Context, Effect, Layer, Option } from "effect"
 import { JobQueue, layerSql, migrate } from "../src/index"
-import { createTestDatabase as createDatabase, testPool } from "../../../test-support/postgres"
+import { createTestDatabase as createDatabase, testPool } from "@civicstack/kit/testing"
 import { TestBackend } from "./helpers"
 
 /** A fresh database with the jobs schema migrated; `drop` removes it. */

@@ -1,4 +1,4 @@
-import { migrateSchema } from "@civicstack/jobs"
+import { migrateSchema } from "@civicstack/kit"
 import { createAlertsTables } from "./createAlertsTables"
 import { createEmailTables } from "./createEmailTables"
 import { subscriptionIdsOnEmails } from "./subscriptionIdsOnEmails"

@@ -1,4 +1,5 @@
-import { decodeRows, enqueueForEachRow } from "@civicstack/jobs"
+import { enqueueForEachRow } from "@civicstack/jobs"
+import { decodeRows } from "@civicstack/kit"
 import type * as Statement from "@effect/sql/Statement"
 import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"

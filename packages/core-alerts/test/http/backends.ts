@@ -2,7 +2,7 @@ import { layerSql as jobQueueSql, migrate as migrateJobs } from "@civicstack/job
 import { PgliteClient } from "@civicstack/sql-pglite"
 import { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Layer, ManagedRuntime } from "effect"
-import { createTestDatabase as createDatabase, testPool } from "../../../../test-support/postgres"
+import { createTestDatabase as createDatabase, testPool } from "@civicstack/kit/testing"
 import { memoryPorts, serviceWithQueue } from "../../src/layers"
 import { emailStoreSql } from "../../src/delivery/storage/sql"
 import { layerSql as storeSql } from "../../src/storage/sql"

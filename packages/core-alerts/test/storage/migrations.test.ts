@@ -4,7 +4,7 @@ import { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Layer } from "effect"
 import { Effect } from "effect"
-import { createTestDatabase as createDatabase, testPool } from "../../../../test-support/postgres"
+import { createTestDatabase as createDatabase, testPool } from "@civicstack/kit/testing"
 import { migrate } from "../../src/migrations/index"
 
 const NOW = "2024-03-01T12:00:00Z"

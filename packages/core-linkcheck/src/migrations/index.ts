@@ -1,4 +1,4 @@
-import { migrateSchema } from "@civicstack/jobs"
+import { migrateSchema } from "@civicstack/kit"
 import {
   createLinkcheckTables,
   indexClaimedChecksByHost,

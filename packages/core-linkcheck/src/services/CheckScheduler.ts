@@ -1,4 +1,4 @@
-import { countOption } from "@civicstack/jobs"
+import { countOption } from "@civicstack/kit"
 import { Cause, Clock, Duration, Effect, Exit, FiberSet, Option, Queue, Schedule } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"

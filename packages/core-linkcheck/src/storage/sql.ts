@@ -1,4 +1,4 @@
-import { decodeRows } from "@civicstack/jobs"
+import { decodeRows } from "@civicstack/kit"
 import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import type { Context } from "effect"

@@ -1,7 +1,7 @@
 import { PgliteClient } from "@civicstack/sql-pglite"
 import { SqlClient } from "@effect/sql/SqlClient"
 import { Context, Effect, Layer, ManagedRuntime } from "effect"
-import { createTestDatabase as createDatabase, testPool } from "../../../../test-support/postgres"
+import { createTestDatabase as createDatabase, testPool } from "@civicstack/kit/testing"
 import { migrate } from "../../src/migrations/index"
 import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
 import { layerMemory } from "../../src/storage/memory"

@@ -1,11 +1,11 @@
-import { migrateSchema } from "@civicstack/jobs"
+import { migrateSchema } from "@civicstack/kit"
 import { PgliteClient } from "@civicstack/sql-pglite"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql/SqlClient"
 import type { Layer } from "effect"
 import { Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
-import { createTestDatabase as createDatabase, testPool } from "../../../../test-support/postgres"
+import { createTestDatabase as createDatabase, testPool } from "@civicstack/kit/testing"
 import { hostOf } from "../../src/domain/check"
 import {
   createLinkcheckTables,

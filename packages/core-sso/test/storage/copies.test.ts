@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Option, Schedule } from "effect"
-import { testPool } from "../../../../test-support/postgres"
+import { testPool } from "@civicstack/kit/testing"
 import { SsoStore } from "../../src/storage/SsoStore"
 import { layerSqlWith } from "../../src/storage/sql"
 import { createTestDatabase } from "./backends"

@@ -1,4 +1,4 @@
-/** Helpers for the packages' test suites on PostgreSQL (`TEST_DATABASE_URL`); not published. */
+/** The packages' test suites on PostgreSQL (`TEST_DATABASE_URL`). */
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Redacted } from "effect"

@@ -1,0 +1,7 @@
+export { now } from "./clock"
+export { countOption } from "./countOption"
+export { decodeRows } from "./decodeRows"
+export { migrateSchema, type SchemaMigrations } from "./migrateSchema"
+export { StoreError, storeFailure } from "./store"
+export { sqlStoreTools } from "./sqlStore"
+export { keepRunning, restartSchedule } from "./workers"

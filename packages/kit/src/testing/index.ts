@@ -1,0 +1,3 @@
+export { emptyTables, sharedPglite, type StorageSuite, suiteOnPglite, suiteOnPostgres } from "./backends"
+export { createTestDatabase, testPool } from "./postgres"
+export { startTcpProxy, type TcpProxy } from "./tcpProxy"
