@@ -1,3 +1,4 @@
+export { expecting, Flag, WholeNumber } from "./config"
 export { now } from "./clock"
 export { countOption } from "./countOption"
 export { decodeRows } from "./decodeRows"
