@@ -4,24 +4,10 @@ import type { ServerConfig } from "./config"
 import { DatabaseLost, DatabaseNotifications, databaseLayer, describeDatabase } from "./database"
 import { Draining } from "./http/draining"
 import { httpHostLayer } from "./http/host"
-import { alertsSlot } from "./services/alerts"
-import { linkcheckSlot } from "./services/linkcheck"
-import { ssoServiceLayer, ssoSlot } from "./services/sso"
-import { alertsAccessLayer, linkcheckAccessLayer } from "./http/serviceAccess"
+import { allSlots } from "./services/index"
 import type { ServiceSlot } from "./services/slot"
 
-/**
- * Every service this server knows, whether this copy serves it or not. The single sign-on's services are built once
- * per copy that needs them: for its own routes and workers, and to check the callers of the other services' APIs.
- */
-export const allSlots = (config: ServerConfig): ReadonlyArray<ServiceSlot> => {
-  const sso = ssoServiceLayer(config)
-  return [
-    ssoSlot(config, sso),
-    alertsSlot(config, alertsAccessLayer.pipe(Layer.provide(sso))),
-    linkcheckSlot(config, linkcheckAccessLayer.pipe(Layer.provide(sso)))
-  ]
-}
+const serves = (config: ServerConfig, slot: ServiceSlot) => (config.services as ReadonlyArray<string>).includes(slot.name)
 
 /** Every package's migrations, in dependency order: the job queue first, then each service's schema. */
 const migrateAll = (slots: ReadonlyArray<ServiceSlot>) =>
@@ -47,12 +33,9 @@ const jobQueueLayer = Layer.unwrapEffect(
 export const databaseWithJobsLayer = (config: ServerConfig) =>
   jobQueueLayer.pipe(Layer.provideMerge(migratedDatabaseLayer(config)))
 
-/**
- * The slots whose setup this copy runs: those it serves and, since the single sign-on's accounts and tokens guard every
- * other service's API, the single sign-on's too (its first-start records, the bootstrap file) whatever it serves.
- */
+/** The slots whose setup this copy runs: those it serves, and those whose setup every copy runs. */
 const slotsToPrepare = (config: ServerConfig) =>
-  allSlots(config).filter((slot) => slot.name === "sso" || config.services.includes(slot.name))
+  allSlots(config).filter((slot) => slot.preparedByEveryCopy || serves(config, slot))
 
 /** The migrated database and the job queue, with the setup of `slotsToPrepare` done. */
 const preparedDatabaseLayer = (config: ServerConfig) =>
@@ -81,7 +64,7 @@ const endLeasesOfTheLastRun = Effect.flatMap(Jobs.JobQueue, (jobs) => jobs.endAl
  * listening `HttpServer` and the `SqlClient`, for tests and tools that run it in-process.
  */
 export const serverLayer = (config: ServerConfig) => {
-  const slots = allSlots(config).filter((slot) => config.services.includes(slot.name))
+  const slots = allSlots(config).filter((slot) => serves(config, slot))
   const workers = config.run.includes("workers") ? slots.map((slot) => slot.workers) : []
   return Layer.mergeAll(httpHostLayer(config, config.run.includes("web") ? slots : []), ...workers).pipe(
     Layer.flatMap((running) => Layer.merge(Layer.succeedContext(running), Draining.beginOnShutdown)),

@@ -1,17 +1,9 @@
-import { alertsConfig, emailProviderConfig } from "@civicstack/core-alerts"
-import { linkcheckConfig } from "@civicstack/core-linkcheck"
-import { ssoConfig } from "@civicstack/core-sso"
+import { expecting, Flag } from "@civicstack/kit"
 import { Config, ConfigError, ConfigProvider, Effect, Either, Option, Redacted, Schema } from "effect"
-import * as Path from "node:path"
-
-export const SERVICE_NAMES = ["sso", "alerts", "linkcheck"] as const
-export type ServiceName = (typeof SERVICE_NAMES)[number]
+import { SERVICE_NAMES, SERVICE_SETTINGS, type ServiceSections } from "./services/index"
 
 export const ROLES = ["web", "workers"] as const
 export type Role = (typeof ROLES)[number]
-
-/** A message for the whole value, whatever part of the decoding failed. */
-const expecting = (expected: string) => ({ message: () => ({ message: expected, override: true }) })
 
 const urlWithProtocol = (protocols: ReadonlyArray<string>, expected: string) =>
   Schema.String.pipe(
@@ -30,12 +22,6 @@ const NameList = <const Names extends ReadonlyArray<string>>(names: Names) =>
       encode: (list) => list.join(",")
     }
   ).annotations(expecting(`a comma-separated list of ${names.join(", ")}`))
-
-const Flag = Schema.transform(Schema.Literal("true", "false", "1", "0"), Schema.Boolean, {
-  strict: true,
-  decode: (value) => value === "true" || value === "1",
-  encode: (value) => (value ? "true" : "false")
-}).annotations(expecting("true or false"))
 
 const LogLevel = Schema.Literal("trace", "debug", "info", "warning", "error", "fatal", "none")
 
@@ -93,28 +79,23 @@ const hostConfig = Config.all({
 })
 
 /**
- * The host's section and each service's own section (`LINKCHECK_...`, `ALERTS_...`, the email provider's), read
- * together so every bad value shows. The `log` email provider writes to `DATA_DIR/outbox`.
+ * The host's section and each service's own sections (`LINKCHECK_...`, `ALERTS_...`, the email provider's), read
+ * together so every bad value shows.
  */
 const serverConfigSections = (dataDir: string) =>
   Config.all({
     host: hostConfig,
-    sso: ssoConfig,
-    linkcheck: linkcheckConfig,
-    alerts: alertsConfig,
-    email: emailProviderConfig({ outboxDirectory: Path.join(dataDir, "outbox") })
+    services: Config.all(SERVICE_SETTINGS.map((service) => service.config(dataDir))).pipe(
+      Config.map((sections) => Object.assign({}, ...sections) as ServiceSections)
+    )
   })
 
-type Sections = Config.Config.Success<ReturnType<typeof serverConfigSections>>
+type HostSection = Config.Config.Success<typeof hostConfig>
 
-export type ServerConfig = Omit<Sections["host"], "databaseUrl" | "databasePoolSize"> & {
+export type ServerConfig = Omit<HostSection, "databaseUrl" | "databasePoolSize"> & ServiceSections & {
   readonly database:
     | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string>; readonly poolSize: number }
     | { readonly _tag: "Pglite"; readonly dataDir: string }
-  readonly sso: Sections["sso"]
-  readonly linkcheck: Sections["linkcheck"]
-  readonly alerts: Sections["alerts"]
-  readonly email: Sections["email"]
 }
 
 export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
@@ -126,7 +107,7 @@ export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidC
 }
 
 /** Variables whose values may hold a password or key: a bad one is named, never shown. */
-const SECRET_VARIABLES = new Set(["DATABASE_URL", "SMTP_URL", "NOTIFY_API_KEY", "ALERTS_AUTH_TOKEN_SECRET"])
+const SECRET_VARIABLES = new Set(["DATABASE_URL", ...SERVICE_SETTINGS.flatMap((service) => service.secretVariables)])
 
 /** One line per bad value: the variable, what it must be, and what it was (unless it is a secret). */
 const describeProblems = (error: ConfigError.ConfigError, env: Record<string, string | undefined>) =>
@@ -154,20 +135,17 @@ export const parseServerConfig = (env: Record<string, string | undefined>): Eith
   const decoded = Effect.runSync(Effect.either(Effect.withConfigProvider(serverConfigSections(dataDir), provider)))
   if (Either.isLeft(decoded)) return Either.left(new InvalidConfig({ problems: describeProblems(decoded.left, env) }))
   const { databasePoolSize, databaseUrl, ...host } = decoded.right.host
-  if (host.production && decoded.right.alerts.authTokenSecret === undefined) {
-    return Either.left(new InvalidConfig({
-      problems: ["ALERTS_AUTH_TOKEN_SECRET must be set when NODE_ENV=production (the key of the links in auth-token emails)"]
-    }))
+  const { services } = decoded.right
+  if (host.production) {
+    const problems = SERVICE_SETTINGS.flatMap((service) => service.productionProblems(services))
+    if (problems.length > 0) return Either.left(new InvalidConfig({ problems }))
   }
   return Either.right({
     ...host,
+    ...services,
     database: Option.match(databaseUrl, {
       onNone: () => ({ _tag: "Pglite", dataDir: host.dataDir }) as const,
       onSome: (url) => ({ _tag: "Postgres", url, poolSize: databasePoolSize }) as const
-    }),
-    sso: decoded.right.sso,
-    linkcheck: decoded.right.linkcheck,
-    alerts: decoded.right.alerts,
-    email: decoded.right.email
+    })
   })
 }

@@ -1,7 +1,7 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import { Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { allSlots } from "../src/app"
+import { allSlots } from "../src/services/index"
 import { parseServerConfig } from "../src/config"
 import { publishedDocuments, servedApi } from "../src/http/api"
 import { startInProcessServer } from "./inProcessServer"

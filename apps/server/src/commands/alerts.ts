@@ -1,7 +1,8 @@
 import * as Alerts from "@civicstack/core-alerts"
 import { SubscriberListNotFound, SubscriberNotFound, UnprocessableEntity } from "@civicstack/core-alerts/api"
 import { Command, Options } from "@effect/cli"
-import { Console, Duration, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { Console, Duration, Effect, Layer, Option } from "effect"
+import { json, print, quietLogsOnStderr } from "./output"
 import { databaseWithJobsLayer } from "../app"
 import { parseServerConfig } from "../config"
 import { alertsServiceLayer } from "../services/alerts"
@@ -11,12 +12,6 @@ const loadConfig = Effect.suspend(() => parseServerConfig(process.env))
 /** The email alert service over the server's database (DATA_DIR or DATABASE_URL), migrated. No workers run here. */
 const alertsOnServerDatabase = Layer.unwrapEffect(
   Effect.map(loadConfig, (config) => alertsServiceLayer(config).pipe(Layer.provide(databaseWithJobsLayer(config))))
-)
-
-/** stdout carries the answer alone (for --json); logs go to stderr. */
-const quietLogsOnStderr = Layer.merge(
-  Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
-  Logger.minimumLogLevel(LogLevel.Warning)
 )
 
 class Refused {
@@ -44,10 +39,6 @@ const run = <A>(effect: Effect.Effect<A, unknown, Alerts.AlertsOperations>) =>
     Effect.provide(quietLogsOnStderr)
   )
 
-const print = (asJson: boolean, value: unknown, lines: ReadonlyArray<string>) =>
-  asJson ? Console.log(JSON.stringify(value, null, 2)) : Console.log(lines.join("\n"))
-
-const json = Options.boolean("json").pipe(Options.withDescription("print the answer as JSON"))
 
 const operations = Alerts.AlertsOperations
 

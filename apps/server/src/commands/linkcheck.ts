@@ -3,7 +3,8 @@ import type { Batch, Link } from "@civicstack/core-linkcheck"
 import { BatchReport } from "@civicstack/core-linkcheck/api"
 import { Args, Command, Options } from "@effect/cli"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Console, Duration, Effect, Layer, Logger, LogLevel, Schema } from "effect"
+import { Console, Duration, Effect, Layer, Schema } from "effect"
+import { quietLogsOnStderr } from "./output"
 import { parseServerConfig } from "../config"
 import { makeProgressBar } from "./progress"
 
@@ -13,12 +14,6 @@ const inProcessLinkcheck = Layer.unwrapEffect(
     Linkcheck.workers.pipe(
       Layer.provideMerge(Linkcheck.layerMemory({ ...config.linkcheck, shutdownGracePeriod: Duration.seconds(1) }))
     ))
-)
-
-/** Output on stdout stays the report alone (for --json); warnings go to stderr. */
-const quietLogsOnStderr = Layer.merge(
-  Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
-  Logger.minimumLogLevel(LogLevel.Warning)
 )
 
 /** Runs the uris as one batch and reports progress until every link has a result. */

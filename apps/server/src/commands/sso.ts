@@ -1,27 +1,21 @@
 import * as Sso from "@civicstack/core-sso"
 import { Command, Options } from "@effect/cli"
-import { Console, Duration, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { Console, Duration, Effect, Layer, Option } from "effect"
+import { json, print, quietLogsOnStderr } from "./output"
 import { databaseWithJobsLayer } from "../app"
 import { parseServerConfig } from "../config"
+import { ssoServiceLayer } from "../services/sso"
 import { randomBytes } from "node:crypto"
 
-/** The server's database (DATA_DIR or DATABASE_URL), migrated, with the SSO over it. Pushes go to the job queue. */
+/**
+ * The server's database (DATA_DIR or DATABASE_URL), migrated, with the SSO of the server's slot over it. Pushes go to
+ * the job queue.
+ */
 const ssoOnServerDatabase = Layer.unwrapEffect(
   Effect.map(Effect.suspend(() => parseServerConfig(process.env)), (config) =>
-    Sso.layerSql({
-      ...config.sso,
-      issuer: config.publicSiteUrl.replace(/\/+$/, ""),
-      production: config.production
-    }).pipe(Layer.provideMerge(databaseWithJobsLayer(config))))
+    ssoServiceLayer(config).pipe(Layer.provideMerge(databaseWithJobsLayer(config))))
 )
 
-/** stdout carries the answer alone (for --json); logs go to stderr. */
-const quietLogsOnStderr = Layer.merge(
-  Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
-  Logger.minimumLogLevel(LogLevel.Warning)
-)
-
-const json = Options.boolean("json").pipe(Options.withDescription("print the answer as JSON"))
 const email = Options.text("email").pipe(Options.withDescription("the user's email address"))
 const application = Options.text("application").pipe(Options.withDescription("the application's name"))
 
@@ -40,9 +34,6 @@ const run = <A>(effect: Effect.Effect<A, unknown, Sso.SsoServices>) =>
     // outermost, so that opening the database logs to stderr too
     Effect.provide(quietLogsOnStderr)
   )
-
-const print = (asJson: boolean, value: unknown, lines: ReadonlyArray<string>) =>
-  asJson ? Console.log(JSON.stringify(value, null, 2)) : Console.log(lines.join("\n"))
 
 const describeUser = ({ permissions, user }: Sso.UserDetails) => {
   const state = user.suspendedAt !== null

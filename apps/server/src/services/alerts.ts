@@ -1,14 +1,34 @@
 import * as Alerts from "@civicstack/core-alerts"
-import { AlertsGroup, AlertsHealthGroup } from "@civicstack/core-alerts/api"
-import type { AlertsAccess } from "@civicstack/core-alerts/api"
+import { ALERTS_APPLICATION, AlertsAccess, AlertsGroup, AlertsHealthGroup } from "@civicstack/core-alerts/api"
 import * as HttpApi from "@effect/platform/HttpApi"
-import { Duration, Effect, Layer, Redacted } from "effect"
+import { Config, Duration, Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import type { ServerConfig } from "../config"
 import { ReadinessSections } from "../http/readiness"
-import type { ServiceSlot, SlotContext } from "./slot"
+import type { ServiceSettings, ServiceSlot, SharedServices } from "./slot"
+
+/**
+ * The email alert sections of the server's configuration: `ALERTS_...`, and the email provider's (`EMAIL_PROVIDER`,
+ * `SMTP_URL`, `NOTIFY_...`); the `log` provider writes to `DATA_DIR/outbox`.
+ */
+export const alertsSettings: ServiceSettings<"alerts", {
+  readonly alerts: Alerts.AlertsConfig
+  readonly email: Alerts.EmailSettings
+}> = {
+  name: "alerts",
+  config: (dataDir) =>
+    Config.all({
+      alerts: Alerts.alertsConfig,
+      email: Alerts.emailProviderConfig({ outboxDirectory: Path.join(dataDir, "outbox") })
+    }),
+  secretVariables: ["SMTP_URL", "NOTIFY_API_KEY", "ALERTS_AUTH_TOKEN_SECRET"],
+  productionProblems: ({ alerts }) =>
+    alerts.authTokenSecret === undefined
+      ? ["ALERTS_AUTH_TOKEN_SECRET must be set when NODE_ENV=production (the key of the links in auth-token emails)"]
+      : []
+}
 
 /** The email alert endpoints as this server serves them, under the server's API identifier. */
 const api = HttpApi.make("civicstack").add(AlertsGroup).add(AlertsHealthGroup)
@@ -65,11 +85,13 @@ export const alertsServiceLayer = (config: ServerConfig) =>
   }))
 
 /** The email alert service of this copy: routes behind `access`, workers sending through the configured provider. */
-export const alertsSlot = (config: ServerConfig, access: Layer.Layer<AlertsAccess, never, SlotContext>): ServiceSlot => {
+export const alertsSlot = (config: ServerConfig, shared: SharedServices): ServiceSlot => {
   const service = alertsServiceLayer(config)
+  const access = shared.accessFor(AlertsAccess, ALERTS_APPLICATION)
   return {
     name: "alerts",
     title: "civicstack email alerts",
+    preparedByEveryCopy: false,
     api,
     migrate: Alerts.migrate,
     // the embedded database has one process: what was claimed when it stopped can be sent again at once

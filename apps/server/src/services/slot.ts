@@ -1,10 +1,10 @@
 import type { JobQueue } from "@civicstack/jobs"
+import type { AccessCheck } from "@civicstack/kit/access"
 import type * as HttpApi from "@effect/platform/HttpApi"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import type { SqlClient } from "@effect/sql/SqlClient"
-import type { Effect, Layer } from "effect"
-import type { ServiceName } from "../config"
+import type { Config, Context, Effect, Layer } from "effect"
 import type { DatabaseNotifications } from "../database"
 import type { FastAnswers } from "../http/fastAnswers"
 import type { ReadinessSections } from "../http/readiness"
@@ -18,7 +18,7 @@ export type SlotContext = SqlClient | JobQueue | DatabaseNotifications
  * runs both builds the service once.
  */
 export interface ServiceSlot {
-  readonly name: ServiceName
+  readonly name: string
   /** What the service is called in its API documentation. */
   readonly title: string
   /** The service's endpoints, under the server's API identifier: served, and published as its OpenAPI document. */
@@ -33,4 +33,26 @@ export interface ServiceSlot {
   readonly migrate: Effect.Effect<void, unknown, SqlClient>
   /** What the service sets up once its schema is migrated (first-start records, a bootstrap file); at every start. */
   readonly prepare: Effect.Effect<void, unknown, SlotContext>
+  /** Whether every copy runs `prepare`, whatever it serves (the accounts that guard every other service's API). */
+  readonly preparedByEveryCopy: boolean
+}
+
+/** What one slot offers the others. */
+export interface SharedServices {
+  /**
+   * The layer of an API's access middleware that lets in bearer tokens of users with `signin` on `application` and
+   * refuses the rest with 401 or 403.
+   */
+  readonly accessFor: <Self>(tag: Context.Tag<Self, AccessCheck>, application: string) => Layer.Layer<Self, never, SlotContext>
+}
+
+/** How the server reads a service's settings from the environment, beside its own. */
+export interface ServiceSettings<Name extends string, Sections> {
+  readonly name: Name
+  /** The service's sections of the server's configuration; `dataDir` is where the files it keeps go. */
+  readonly config: (dataDir: string) => Config.Config<Sections>
+  /** Variables whose values may hold a password or key: a bad one is named, never shown. */
+  readonly secretVariables: ReadonlyArray<string>
+  /** What must also hold when `NODE_ENV=production`: one line per problem. */
+  readonly productionProblems: (sections: Sections) => ReadonlyArray<string>
 }

@@ -2,14 +2,28 @@ import * as Sso from "@civicstack/core-sso"
 import { JobQueue } from "@civicstack/jobs"
 import { DatabaseNotifications } from "../database"
 import { AdminGroup, BrowserGroup, OAuthGroup } from "@civicstack/core-sso/api"
+import type { AccessCheck } from "@civicstack/kit/access"
+import { Forbidden, Unauthenticated } from "@civicstack/kit/access"
 import * as HttpApi from "@effect/platform/HttpApi"
-import { Duration, Effect, Layer, Option, Schema } from "effect"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type { Context } from "effect"
+import { Config, Duration, Effect, Layer, Option, Schema } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import type { ServerConfig } from "../config"
 import { FastAnswers } from "../http/fastAnswers"
 import { ReadinessSections } from "../http/readiness"
-import type { ServiceSlot } from "./slot"
+import type { ServiceSettings, ServiceSlot, SlotContext } from "./slot"
+
+/** The SSO's section of the server's configuration, read under `SSO_`. */
+export const ssoSettings: ServiceSettings<"sso", { readonly sso: Config.Config.Success<typeof Sso.ssoConfig> }> = {
+  name: "sso",
+  config: () => Config.all({ sso: Sso.ssoConfig }),
+  secretVariables: [],
+  productionProblems: () => []
+}
 
 /** The SSO's endpoints as this server serves them, under the server's API identifier. */
 const api = HttpApi.make("civicstack").add(OAuthGroup).add(BrowserGroup).add(AdminGroup)
@@ -96,6 +110,8 @@ export const ssoSlot = (config: ServerConfig, service: ReturnType<typeof ssoServ
   return {
     name: "sso",
     title: "civicstack single sign-on",
+    // its accounts and tokens guard every other service's API
+    preparedByEveryCopy: true,
     api,
     migrate: Sso.migrate,
     prepare: Effect.provide(prepare, service),
@@ -138,3 +154,34 @@ export const ssoSlot = (config: ServerConfig, service: ReturnType<typeof ssoServ
     }))
   }
 }
+
+/** RFC 6750's challenge on a 401, which the declared error cannot carry. */
+const challengeBearer = HttpApp.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(HttpServerResponse.setHeader(response, "www-authenticate", `Bearer realm="civicstack", error="invalid_token"`))
+)
+
+/**
+ * Checks the callers of another service's API in-process, with the single sign-on of `sso` on the same database: a
+ * bearer token of a user with `signin` on `application` passes; anything else is refused with 401 or 403. The raw
+ * header is read, since the platform's bearer security does not check the scheme.
+ */
+export const callersCheckedBySso = (sso: Layer.Layer<Sso.OAuthServer, never, SlotContext>) =>
+<Self>(tag: Context.Tag<Self, AccessCheck>, application: string): Layer.Layer<Self, never, SlotContext> =>
+  Layer.effect(tag, Effect.gen(function*() {
+    const oauth = yield* Sso.OAuthServer
+    const check = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const caller = yield* oauth.caller(request.headers["authorization"], application).pipe(
+        Effect.catchTags({
+          InvalidToken: (refusal) =>
+            Effect.zipRight(challengeBearer, Effect.fail(new Unauthenticated({ error: refusal.error_description }))),
+          // the host answers 503 while the database cannot be reached
+          StoreError: Effect.die
+        })
+      )
+      if (!caller.permissions.includes(Sso.SIGNIN)) {
+        return yield* Effect.fail(new Forbidden({ error: `The user may not use this API: no signin permission on ${application}` }))
+      }
+    })
+    return { bearer: () => check }
+  })).pipe(Layer.provide(sso))
