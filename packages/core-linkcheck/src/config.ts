@@ -1,24 +1,11 @@
+import { expecting, Flag, WholeNumber } from "@civicstack/kit"
 import { Config, Duration, Schema } from "effect"
 import type { LinkcheckSettings } from "./settings"
 import { defaultLinkcheckSettings } from "./settings"
 
-/** A message for the whole value, whatever part of the decoding failed. */
-const expecting = (expected: string) => ({ message: () => ({ message: expected, override: true }) })
-
-const Flag = Schema.transform(Schema.Literal("true", "false", "1", "0"), Schema.Boolean, {
-  strict: true,
-  decode: (value) => value === "true" || value === "1",
-  encode: (value) => (value ? "true" : "false")
-}).annotations(expecting("true or false"))
-
-const Count = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 10_000))
-  .annotations(expecting("a whole number from 1 to 10000"))
-
-const Days = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 3650))
-  .annotations(expecting("a whole number of days from 1 to 3650"))
-
-const Millis = Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 60_000))
-  .annotations(expecting("a whole number of milliseconds from 0 to 60000"))
+const Count = WholeNumber(1, 10_000)
+const Days = WholeNumber(1, 3650, "days")
+const Millis = WholeNumber(0, 60_000, "milliseconds")
 
 const DomainList = Schema.transform(
   Schema.String.pipe(Schema.pattern(/^[a-z0-9.,\s-]*$/i)),

@@ -1,6 +1,63 @@
+import type { Resolver } from "@civicstack/outbound"
 import { Duration } from "effect"
-import type { InspectorConfig } from "./services/inspector/config"
-import type { SchedulerOptions } from "./services/CheckScheduler"
+
+/** The retries of 429 and 503 answers in background checks. */
+export interface RetryPolicy {
+  /** How many times a 429 or 503 is asked again in a background check. */
+  readonly attempts: number
+  /** The longest wait, whatever `Retry-After` asks for. */
+  readonly maxRetryAfter: Duration.DurationInput
+  /** The first wait when the website gives no `Retry-After`; it doubles on each retry. */
+  readonly baseDelay: Duration.DurationInput
+}
+
+/** How the link inspector makes the requests of a check. */
+export interface InspectorConfig {
+  readonly userAgent: string
+  readonly connectTimeout: Duration.DurationInput
+  /** Time allowed until the response headers arrive. */
+  readonly responseTimeout: Duration.DurationInput
+  /** A final response slower than this (and no errors) is reported as a slow page. */
+  readonly slowThreshold: Duration.DurationInput
+  /** A chain reaching this many redirect hops is a broken redirect. */
+  readonly maxRedirects: number
+  readonly allowPrivateAddresses: boolean
+  /** Domain suffixes whose links are dangerous: reported as danger and never requested. */
+  readonly suspiciousDomains: ReadonlyArray<string>
+  /** Domain suffixes of internal websites: reported as a warning, still requested. */
+  readonly internalDomains: ReadonlyArray<string>
+  /** Connections per origin kept open and reused between checks. */
+  readonly perHostConnections: number
+  /** Retries of 429 and 503 in background checks. */
+  readonly retries: RetryPolicy
+  /** Resolves host names instead of the system resolver (tests and benches). */
+  readonly lookup?: Resolver
+}
+
+/** How the check scheduler claims and runs checks. */
+export interface SchedulerOptions {
+  /** Checks in flight at once in this process. */
+  readonly concurrency: number
+  /**
+   * Checks of one host held at once by all workers sharing the store (claimed and running, or claimed ahead), so at
+   * most this many in flight per host however many copies run.
+   */
+  readonly perHostConcurrency: number
+  /**
+   * Checks claimed ahead of free slots (default: half of `concurrency`), so that a finished check is followed at once
+   * instead of after a round trip to the store: at most `perHostConcurrency` more of a host that no other process is
+   * checking, and none beyond the limit of one that another process is.
+   */
+  readonly prefetch?: number
+  /** The least time between the starts of two checks of one host. */
+  readonly perHostInterval: Duration.DurationInput
+  /** How often to look for work when nothing signalled it. */
+  readonly pollInterval: Duration.DurationInput
+  /** How long in-flight checks may run after shutdown begins before they are handed back. */
+  readonly shutdownGracePeriod: Duration.DurationInput
+  /** Starts of one check after which it is given up with a "could not complete" warning. */
+  readonly maxAttempts: number
+}
 
 /** How an embedded link checking service behaves; every field has a default (`defaultLinkcheckSettings`). */
 export interface LinkcheckSettings {

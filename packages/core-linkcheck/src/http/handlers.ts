@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { BatchNotFound } from "../api/errors"
 import type { LinkcheckGroup } from "../api/LinkcheckApi"
 import { LinkChecker } from "../services/LinkChecker"
-import { batchRequestFromWire, batchToWire, checkRequestFromWire, linkToWire } from "../wire"
+import { batchRequestFromWire, batchToWire, checkRequestFromWire, linkToWire } from "./wire"
 
 /** Batch ids are positive integers; anything else names no batch. */
 const parseBatchId = (text: string) => (/^[1-9]\d{0,15}$/.test(text) ? Number(text) : undefined)

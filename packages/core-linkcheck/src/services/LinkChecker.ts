@@ -1,12 +1,13 @@
 import type { JobQueueError } from "@civicstack/jobs"
-import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
+import { now } from "@civicstack/kit"
+import type { StoreError } from "@civicstack/kit"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import { BatchNotFound } from "../api/errors"
 import { DEFAULT_CHECKED_WITHIN_SECONDS } from "../api/requests"
 import type { CheckPriority, Webhook } from "../domain/check"
 import { CLAIM_DURATION, CLAIM_RENEWAL } from "../domain/check"
 import type { Batch, Link } from "../domain/reports"
 import { toBatch, toLink } from "../domain/reports"
-import type { StoreError } from "../storage/LinkcheckStore"
 import { LinkcheckParts } from "./LinkcheckParts"
 
 const DEFAULT_CHECKED_WITHIN = Duration.seconds(DEFAULT_CHECKED_WITHIN_SECONDS)
@@ -54,120 +55,118 @@ export interface Workload {
   readonly oldestClaimAge: Duration.Duration | null
 }
 
+const reuseSince = (at: Date, checkedWithin: Duration.DurationInput | undefined) => {
+  const window = Duration.toMillis(checkedWithin ?? DEFAULT_CHECKED_WITHIN)
+  return window === 0 ? null : new Date(at.getTime() - window)
+}
+
+const makeLinkChecker = Effect.gen(function*() {
+  const { completion, inspector, signal, store } = yield* LinkcheckParts
+
+  /** Runs a new check inside the call, holding its claim so that no worker starts it too. */
+  const checkNow = (uri: string, at: Date) =>
+    Effect.gen(function*() {
+      const workerId = `request-${crypto.randomUUID()}`
+      const claimUntil = Effect.map(now, (at) => new Date(at.getTime() + Duration.toMillis(CLAIM_DURATION)))
+      const created = yield* store.createCheck({ uri, priority: "high", now: at, claim: { workerId, until: yield* claimUntil } })
+      const keepClaim = Effect.flatMap(claimUntil, (until) => store.extendClaims(workerId, [created.id], until)).pipe(
+        Effect.ignoreLogged,
+        Effect.delay(CLAIM_RENEWAL),
+        Effect.forever
+      )
+      const result = yield* Effect.raceFirst(inspector.inspect(uri, { background: false }), keepClaim)
+      const completedAt = yield* now
+      yield* completion.recordResults({ workerId, now: completedAt, results: [{ id: created.id, result }] })
+      return toLink({ ...created, completedAt, result })
+    })
+
+  const check = ({ checkedWithin, synchronous = false, uri }: CheckRequest) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      const since = reuseSince(at, checkedWithin)
+      if (since !== null) {
+        const existing = yield* store.findCheck(uri, { since, completedOnly: synchronous })
+        if (Option.isSome(existing)) return toLink(existing.value)
+      }
+      if (synchronous) return yield* checkNow(uri, at)
+      const created = yield* store.createCheck({ uri, priority: "high", now: at })
+      yield* signal.notify
+      return toLink(created)
+    })
+
+  /**
+   * Writing a batch of thousands of links takes a while, so its first links get checks of their own first and the
+   * workers start on them meanwhile; the batch then takes them up as checks created since the request came. Should
+   * the batch fail to be written, those checks still run, and their results serve the caller's retry.
+   */
+  const startFirstLinks = (uris: ReadonlyArray<string>, priority: CheckPriority, window: Date | null, at: Date) =>
+    Effect.gen(function*() {
+      const distinct = [...new Set(uris)]
+      if (distinct.length <= EARLY_START_LINKS) return false
+      const started = yield* store.createChecks({
+        uris: distinct.slice(0, EARLY_START_LINKS),
+        priority,
+        reuseSince: window,
+        now: at
+      })
+      if (started.length === 0) return false
+      yield* signal.notify
+      yield* letWorkersClaim
+      return true
+    })
+
+  const createBatch = (request: BatchRequest) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      const priority = request.priority ?? "high"
+      const window = reuseSince(at, request.checkedWithin)
+      const startedEarly = yield* startFirstLinks(request.uris, priority, window, at)
+      const batch = yield* completion.createBatch({
+        uris: request.uris,
+        priority,
+        reuseSince: startedEarly ? window ?? at : window,
+        webhook: request.webhook ?? null,
+        now: at
+      })
+      if (batch.completedAt === null) {
+        yield* signal.notify
+        // before this fiber builds the (up to 5000 links) answer
+        yield* letWorkersClaim
+      }
+      return { batch: toBatch(batch), completedAtOnce: batch.completedAt !== null }
+    })
+
+  const getBatch = (id: number) =>
+    store.findBatch(id).pipe(
+      Effect.flatMap(Option.match({
+        onNone: () => new BatchNotFound({ error: "Not Found" }),
+        onSome: (batch) => Effect.succeed(toBatch(batch))
+      }))
+    )
+
+  const workload = Effect.gen(function*() {
+    const at = yield* now
+    const figures = yield* store.workload(at)
+    return {
+      pendingChecks: figures.pending,
+      claimedChecks: figures.claimed,
+      oldestClaimAge: figures.oldestClaimAt === null
+        ? null
+        : Duration.millis(Math.max(0, at.getTime() - figures.oldestClaimAt.getTime()))
+    }
+  })
+
+  return { check, createBatch, getBatch, workload }
+})
+
 /** The link checking service: single checks, batches and their reports. */
 export class LinkChecker extends Context.Tag("@civicstack/core-linkcheck/LinkChecker")<LinkChecker, {
   readonly check: (request: CheckRequest) => Effect.Effect<Link, StoreError | JobQueueError>
   readonly createBatch: (request: BatchRequest) => Effect.Effect<CreatedBatch, StoreError | JobQueueError>
   readonly getBatch: (id: number) => Effect.Effect<Batch, BatchNotFound | StoreError>
   readonly workload: Effect.Effect<Workload, StoreError>
-}>() {}
-
-const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
-
-const reuseSince = (at: Date, checkedWithin: Duration.DurationInput | undefined) => {
-  const window = Duration.toMillis(checkedWithin ?? DEFAULT_CHECKED_WITHIN)
-  return window === 0 ? null : new Date(at.getTime() - window)
+}>() {
+  /** The request side of the service, over the parts that `layerSql` or `layerMemory` built. */
+  static readonly layer: Layer.Layer<LinkChecker, never, LinkcheckParts> = Layer.effect(LinkChecker, makeLinkChecker)
 }
 
-/** The request side of the service, over the parts that `layerSql` or `layerMemory` built. */
-export const linkCheckerFromParts = Layer.effect(
-  LinkChecker,
-  Effect.gen(function*() {
-    const { completion, inspector, signal, store } = yield* LinkcheckParts
-
-    /** Runs a new check inside the call, holding its claim so that no worker starts it too. */
-    const checkNow = (uri: string, at: Date) =>
-      Effect.gen(function*() {
-        const workerId = `request-${crypto.randomUUID()}`
-        const claimUntil = Effect.map(now, (at) => new Date(at.getTime() + Duration.toMillis(CLAIM_DURATION)))
-        const created = yield* store.createCheck({ uri, priority: "high", now: at, claim: { workerId, until: yield* claimUntil } })
-        const keepClaim = Effect.flatMap(claimUntil, (until) => store.extendClaims(workerId, [created.id], until)).pipe(
-          Effect.ignoreLogged,
-          Effect.delay(CLAIM_RENEWAL),
-          Effect.forever
-        )
-        const result = yield* Effect.raceFirst(inspector.inspect(uri, { background: false }), keepClaim)
-        const completedAt = yield* now
-        yield* completion.recordResults({ workerId, now: completedAt, results: [{ id: created.id, result }] })
-        return toLink({ ...created, completedAt, result })
-      })
-
-    const check = ({ checkedWithin, synchronous = false, uri }: CheckRequest) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const since = reuseSince(at, checkedWithin)
-        if (since !== null) {
-          const existing = yield* store.findCheck(uri, { since, completedOnly: synchronous })
-          if (Option.isSome(existing)) return toLink(existing.value)
-        }
-        if (synchronous) return yield* checkNow(uri, at)
-        const created = yield* store.createCheck({ uri, priority: "high", now: at })
-        yield* signal.notify
-        return toLink(created)
-      })
-
-    /**
-     * Writing a batch of thousands of links takes a while, so its first links get checks of their own first and the
-     * workers start on them meanwhile; the batch then takes them up as checks created since the request came. Should
-     * the batch fail to be written, those checks still run, and their results serve the caller's retry.
-     */
-    const startFirstLinks = (uris: ReadonlyArray<string>, priority: CheckPriority, window: Date | null, at: Date) =>
-      Effect.gen(function*() {
-        const distinct = [...new Set(uris)]
-        if (distinct.length <= EARLY_START_LINKS) return false
-        const started = yield* store.createChecks({
-          uris: distinct.slice(0, EARLY_START_LINKS),
-          priority,
-          reuseSince: window,
-          now: at
-        })
-        if (started.length === 0) return false
-        yield* signal.notify
-        yield* letWorkersClaim
-        return true
-      })
-
-    const createBatch = (request: BatchRequest) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const priority = request.priority ?? "high"
-        const window = reuseSince(at, request.checkedWithin)
-        const startedEarly = yield* startFirstLinks(request.uris, priority, window, at)
-        const batch = yield* completion.createBatch({
-          uris: request.uris,
-          priority,
-          reuseSince: startedEarly ? window ?? at : window,
-          webhook: request.webhook ?? null,
-          now: at
-        })
-        if (batch.completedAt === null) {
-          yield* signal.notify
-          // before this fiber builds the (up to 5000 links) answer
-          yield* letWorkersClaim
-        }
-        return { batch: toBatch(batch), completedAtOnce: batch.completedAt !== null }
-      })
-
-    const getBatch = (id: number) =>
-      store.findBatch(id).pipe(
-        Effect.flatMap(Option.match({
-          onNone: () => new BatchNotFound({ error: "Not Found" }),
-          onSome: (batch) => Effect.succeed(toBatch(batch))
-        }))
-      )
-
-    const workload = Effect.gen(function*() {
-      const at = yield* now
-      const figures = yield* store.workload(at)
-      return {
-        pendingChecks: figures.pending,
-        claimedChecks: figures.claimed,
-        oldestClaimAge: figures.oldestClaimAt === null
-          ? null
-          : Duration.millis(Math.max(0, at.getTime() - figures.oldestClaimAt.getTime()))
-      }
-    })
-
-    return { check, createBatch, getBatch, workload }
-  })
-)

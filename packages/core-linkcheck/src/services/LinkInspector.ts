@@ -1,12 +1,12 @@
 import { Cause, Context, Effect, Layer } from "effect"
 import { assembleOutcome, checkFailedOutcome } from "../domain/outcome"
 import type { CheckResult } from "../domain/check"
+import type { InspectorConfig } from "../settings"
 import { defaultInspectorConfig } from "./inspector/config"
-import type { InspectorConfig } from "./inspector/config"
 import { followLink } from "./inspector/followLink"
 import { makeTransport } from "./inspector/transport"
 
-export type { InspectorConfig } from "./inspector/config"
+export type { InspectorConfig } from "../settings"
 
 const makeInspector = (config: InspectorConfig) =>
   Effect.gen(function*() {

@@ -1,11 +1,14 @@
-import type { JobQueue } from "@civicstack/jobs"
-import { Context } from "effect"
+import { JobQueue } from "@civicstack/jobs"
+import { Context, Effect, Layer } from "effect"
 import type { LinkcheckSettings } from "../settings"
-import type { LinkcheckStore } from "../storage/LinkcheckStore"
-import type { LinkInspector } from "./LinkInspector"
-import type { CheckSignal } from "./CheckSignal"
+import { LinkcheckStore } from "../storage/LinkcheckStore"
+import { CheckSignal } from "./CheckSignal"
+import { makeCompletion } from "./completion"
 import type { Completion } from "./completion"
-import type { WebhookTransport } from "./webhookTransport"
+import { LinkInspector } from "./LinkInspector"
+import { WebhookTransport } from "./WebhookTransport"
+
+const USER_AGENT_PRODUCT = "civicstack-linkcheck/0.1"
 
 /**
  * The internal parts of one link checking service, built once by `layerSql` or `layerMemory` and shared by its
@@ -19,4 +22,40 @@ export class LinkcheckParts extends Context.Tag("@civicstack/core-linkcheck/Link
   readonly signal: Context.Tag.Service<CheckSignal>
   readonly completion: Completion
   readonly webhookTransport: Context.Tag.Service<WebhookTransport>
-}>() {}
+}>() {
+  /** The parts over the store and job queue the caller provides: inspector, signal and webhook transport inside. */
+  static readonly layer = (settings: LinkcheckSettings): Layer.Layer<LinkcheckParts, never, LinkcheckStore | JobQueue> =>
+    Layer.effect(
+      LinkcheckParts,
+      Effect.gen(function*() {
+        const store = yield* LinkcheckStore
+        const jobs = yield* JobQueue
+        return {
+          settings,
+          store,
+          jobs,
+          inspector: yield* LinkInspector,
+          signal: yield* CheckSignal,
+          webhookTransport: yield* WebhookTransport,
+          completion: makeCompletion(store, jobs)
+        }
+      })
+    ).pipe(
+      Layer.provide(Layer.mergeAll(
+        LinkInspector.layer({
+          ...settings.inspector,
+          allowPrivateAddresses: settings.allowPrivateAddresses,
+          suspiciousDomains: settings.suspiciousDomains,
+          internalDomains: settings.internalDomains,
+          perHostConnections: settings.perHostConcurrency,
+          ...(settings.resolver === undefined ? {} : { lookup: settings.resolver })
+        }),
+        CheckSignal.layer,
+        WebhookTransport.layer({
+          allowPrivateAddresses: settings.allowPrivateAddresses,
+          userAgent: USER_AGENT_PRODUCT,
+          ...(settings.resolver === undefined ? {} : { lookup: settings.resolver })
+        })
+      ))
+    )
+}

@@ -1,11 +1,7 @@
-import { Context, Schema } from "effect"
+import type { StoreError } from "@civicstack/kit"
+import { Context } from "effect"
 import type { Effect, Option } from "effect"
 import type { BatchRecord, CheckPriority, CheckRecord, CheckResult, ClaimedCheck, Webhook } from "../domain/check"
-
-export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
-  message: Schema.String,
-  cause: Schema.optional(Schema.Defect)
-}) {}
 
 export interface NewBatch {
   /** In the caller's order; duplicates allowed (they share one check). */

@@ -3,15 +3,15 @@ import { Context, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import { createHmac } from "node:crypto"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { BatchReport } from "../../src/api/reports"
-import { processSpace, runScheduler } from "../../src/services/CheckScheduler"
-import { batchToWire } from "../../src/wire"
+import { processSpace, runScheduler } from "../../src/workers/scheduler"
+import { batchToWire } from "../../src/http/wire"
 import { EARLY_START_LINKS, LinkChecker } from "../../src/services/LinkChecker"
 import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
 import { layerMemory } from "../../src/storage/memory"
 import { startFixtureFleet } from "../fixtures/fleet"
 import type { FixtureFleet } from "../fixtures/fleet"
 import { startWebhookReceiver } from "../fixtures/webhookReceiver"
-import { claimEverything, linkcheckWithoutWorkers, runningLinkcheck } from "./harness"
+import { claimEverything, linkcheckWithoutWorkers, runningLinkcheck } from "../fixtures/service"
 
 let fleet: FixtureFleet
 beforeAll(async () => {
@@ -56,7 +56,7 @@ describe("batches through the service", () => {
       expect(JSON.parse(webhook!.body.toString("utf8"))).toEqual(Schema.encodeSync(BatchReport)(batchToWire(report)))
       const attempts = yield* Effect.flatMap(LinkcheckStore, (store) => store.webhookAttempts(created.batch.id))
       expect(attempts.map((attempt) => attempt.statusCode)).toEqual([200])
-    }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, layerMemory))), { timeout: 120_000 })
+    }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, layerMemory()))), { timeout: 120_000 })
 
   it.live("a large batch's first links are being checked before the batch is written, each uri checked once", () => {
     const uris = Array.from(
@@ -76,7 +76,7 @@ describe("batches through the service", () => {
         ...store,
         transaction: (effect) => Effect.zipRight(firstLinkRequested, store.transaction(effect))
       }))
-    ).pipe(Layer.provide(layerMemory))
+    ).pipe(Layer.provide(layerMemory()))
     return Effect.gen(function*() {
       const linkChecker = yield* LinkChecker
       const created = yield* linkChecker.createBatch({ uris, checkedWithin: 0, priority: "high" })
@@ -109,7 +109,7 @@ describe("batches through the service", () => {
       expect(fleet.requestCount("/slow?ms=600&lost-webhook=1")).toBe(1)
       const delivered = JSON.parse(receiver.received[0]!.body.toString("utf8"))
       expect(delivered).toMatchObject({ id: created.batch.id, status: "completed", totals: { links: 1, ok: 1 } })
-    }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, layerMemory))))
+    }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, layerMemory()))))
 
   it.live("a scheduler given a count that is not a finite number stops at once with a defect naming it", () =>
     Effect.gen(function*() {
@@ -117,7 +117,7 @@ describe("batches through the service", () => {
         Effect.catchAllDefect(Effect.succeed)
       )
       expect(String(defect)).toContain("runScheduler: perHostConcurrency must be a finite number (got Infinity)")
-    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory))))
+    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory()))))
 
   it.live("a batch whose links all have results is completed at once and still sends its webhook", () =>
     Effect.gen(function*() {
@@ -132,7 +132,7 @@ describe("batches through the service", () => {
       expect(fleet.requestCount("/ok?again=1")).toBe(1)
       yield* Effect.promise(() => receiver.waitFor(1))
       expect(receiver.received[0]!.headers["x-linkcheckerapi-signature"]).toBeUndefined()
-    }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, layerMemory))))
+    }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, layerMemory()))))
 
   it.live("high priority links are checked before low ones, and low ones still progress", () =>
     Effect.gen(function*() {
@@ -155,7 +155,7 @@ describe("batches through the service", () => {
       expect(lowDone.totals.ok).toBe(60)
     }).pipe(
       Effect.scoped,
-      Effect.provide(runningLinkcheck(fleet, layerMemory, { concurrency: 2, perHostConcurrency: 2 }))
+      Effect.provide(runningLinkcheck(fleet, layerMemory(), { concurrency: 2, perHostConcurrency: 2 }))
     ), { timeout: 60_000 })
 
   it.live("runs up to the per-host limit of one host at once, never more", () =>
@@ -172,12 +172,12 @@ describe("batches through the service", () => {
       expect(fleet.peakConcurrentRequests(host)).toBe(3)
     }).pipe(
       Effect.scoped,
-      Effect.provide(runningLinkcheck(fleet, layerMemory, { concurrency: 64, perHostConcurrency: 3 }))
+      Effect.provide(runningLinkcheck(fleet, layerMemory(), { concurrency: 64, perHostConcurrency: 3 }))
     ))
 
   it.live("two copies sharing a store run up to the per-host limit of one host together, never more", () =>
     Effect.gen(function*() {
-      const store = Layer.succeedContext(yield* Layer.build(layerMemory))
+      const store = Layer.succeedContext(yield* Layer.build(layerMemory()))
       const copy = () =>
         Layer.build(runningLinkcheck(fleet, store, { concurrency: 64, perHostConcurrency: 3 }))
       const first = Context.get(yield* copy(), LinkChecker)
@@ -195,7 +195,7 @@ describe("batches through the service", () => {
 
   it.live("two live copies share one host out instead of one holding every allowed claim", () =>
     Effect.gen(function*() {
-      const store = Layer.succeedContext(yield* Layer.build(layerMemory))
+      const store = Layer.succeedContext(yield* Layer.build(layerMemory()))
       const copy = (name: string) =>
         Layer.build(runningLinkcheck(fleet, store, { concurrency: 64, perHostConcurrency: 4, inspector: { userAgent: name } }))
       const first = Context.get(yield* copy("copy-1"), LinkChecker)
@@ -215,7 +215,7 @@ describe("batches through the service", () => {
 
   it.live("a restarted process hands back the checks of its earlier life at once instead of waiting for its claims", () =>
     Effect.gen(function*() {
-      const storeContext = yield* Layer.build(layerMemory)
+      const storeContext = yield* Layer.build(layerMemory())
       const store = Context.get(storeContext, LinkcheckStore)
       const earlier = Context.get(
         yield* Layer.build(linkcheckWithoutWorkers(fleet, Layer.succeedContext(storeContext))),
@@ -248,7 +248,7 @@ describe("batches through the service", () => {
   it.live("a shutdown at any moment leaves every check recorded or handed back, none held by the stopped worker", () =>
     Effect.gen(function*() {
       for (let round = 0; round < 30; round++) {
-        const storeContext = yield* Layer.build(layerMemory)
+        const storeContext = yield* Layer.build(layerMemory())
         const store = Context.get(storeContext, LinkcheckStore)
         const scope = yield* Scope.make()
         const service = yield* Layer.buildWithScope(
@@ -271,7 +271,7 @@ describe("batches through the service", () => {
 
   it.live("on shutdown running checks finish and checks claimed ahead go back unstarted", () =>
     Effect.gen(function*() {
-      const storeContext = yield* Layer.build(layerMemory)
+      const storeContext = yield* Layer.build(layerMemory())
       const store = Context.get(storeContext, LinkcheckStore)
       const scope = yield* Scope.make()
       const service = yield* Layer.buildWithScope(

@@ -1,19 +1,18 @@
 import { it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer, TestClock } from "effect"
 import { afterAll, beforeAll, describe, expect } from "vitest"
+import { createTestDatabase, sharedPglite } from "@civicstack/kit/testing"
+import { migrate } from "../../src/migrations/index"
 import { LinkChecker } from "../../src/services/LinkChecker"
-import { deleteOldChecks } from "../../src/services/cleanup"
 import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
 import { layerMemory } from "../../src/storage/memory"
 import { startFixtureFleet } from "../fixtures/fleet"
 import type { FixtureFleet } from "../fixtures/fleet"
-import { startWebhookReceiver } from "../fixtures/webhookReceiver"
-import { createTestDatabase, postgresBackend, sharedPglite } from "../storage/backends"
-import { claimEverything, linkcheckWithoutWorkers, runningLinkcheck } from "./harness"
-import { deliverWebhook } from "../../src/services/webhookDelivery"
+import { claimEverything, linkcheckWithoutWorkers, runningLinkcheck } from "../fixtures/service"
+import { pgliteBackend, postgresBackend } from "../storage/backends"
 
 let fleet: FixtureFleet
-const pglite = sharedPglite()
+const pglite = sharedPglite(migrate)
 beforeAll(async () => {
   fleet = await startFixtureFleet()
   await pglite.open()
@@ -41,7 +40,7 @@ const waitUntil = <A>(read: Effect.Effect<A, unknown, LinkChecker | LinkcheckSto
   })
 
 const backends = [
-  ["PGlite", () => pglite.backend()] as const,
+  ["PGlite", () => pgliteBackend(pglite.database)] as const,
   ...(process.env.TEST_DATABASE_URL === undefined ? [] : [["PostgreSQL", "postgres"] as const])
 ]
 
@@ -50,7 +49,7 @@ describe.each(backends)("recovery on %s", (backendName, backend) => {
   let drop: (() => Promise<unknown>) | undefined
   beforeAll(async () => {
     if (backend === "postgres") {
-      const database = await createTestDatabase(process.env.TEST_DATABASE_URL!)
+      const database = await createTestDatabase(process.env.TEST_DATABASE_URL!, "lcstore", migrate)
       drop = database.drop
       store = () => postgresBackend(database.url)
     } else {
@@ -115,81 +114,5 @@ describe("claims", () => {
       yield* Fiber.interrupt(inRequest)
       yield* TestClock.adjust("31 seconds")
       expect((yield* claimEverything("another-worker")).map((check) => check.uri)).toEqual([`${fleet.silent}/never`])
-    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory, { inspector: { responseTimeout: "10 minutes" } }))))
-})
-
-describe("webhook delivery", () => {
-  /** A batch with a webhook to a receiver answering `statuses`, and its delivery by the service's own sender. */
-  const deliverTo = (statuses: ReadonlyArray<number>) =>
-    Effect.gen(function*() {
-      const receiver = yield* Effect.acquireRelease(
-        Effect.promise(() => startWebhookReceiver(statuses)),
-        (r) => Effect.promise(r.close)
-      )
-      const linkChecker = yield* LinkChecker
-      const created = yield* linkChecker.createBatch({
-        uris: ["mailto:someone@example.org"],
-        checkedWithin: 0,
-        webhook: { uri: receiver.url, secretToken: null }
-      })
-      return { receiver, deliver: deliverWebhook(created.batch.id), batchId: created.batch.id }
-    })
-
-  const webhookAttempts = (batchId: number) => Effect.flatMap(LinkcheckStore, (store) => store.webhookAttempts(batchId))
-
-  it.scoped("fails on 5xx and 429 so the queue retries, records every attempt, and stops on success", () =>
-    Effect.gen(function*() {
-      const { batchId, deliver, receiver } = yield* deliverTo([500, 429])
-      expect((yield* Effect.flip(deliver))._tag).toBe("WebhookNotDelivered")
-      expect((yield* Effect.flip(deliver))._tag).toBe("WebhookNotDelivered")
-      yield* deliver
-      expect(receiver.received).toHaveLength(3)
-      expect((yield* webhookAttempts(batchId)).map((attempt) => attempt.statusCode)).toEqual([500, 429, 200])
-    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory))))
-
-  it.scoped("a delivery run again after the receiver took the webhook sends nothing", () =>
-    Effect.gen(function*() {
-      const { batchId, deliver, receiver } = yield* deliverTo([200])
-      yield* deliver
-      yield* deliver
-      expect(receiver.received).toHaveLength(1)
-      expect((yield* webhookAttempts(batchId)).map((attempt) => [attempt.statusCode, attempt.final])).toEqual([[200, true]])
-    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory))))
-
-  it.scoped("gives up without retrying when the receiver refuses with a 4xx", () =>
-    Effect.gen(function*() {
-      const { batchId, deliver } = yield* deliverTo([404])
-      yield* deliver
-      expect((yield* webhookAttempts(batchId)).map((attempt) => attempt.statusCode)).toEqual([404])
-    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory))))
-
-  it.scoped("does not send the webhook to a private address unless allowed, and records the refusal once, as final", () =>
-    Effect.gen(function*() {
-      const { batchId, deliver, receiver } = yield* deliverTo([])
-      yield* deliver
-      yield* deliver
-      expect(receiver.received).toHaveLength(0)
-      const attempts = yield* webhookAttempts(batchId)
-      expect(attempts.map((attempt) => [attempt.statusCode, attempt.final])).toEqual([[null, true]])
-      expect(attempts[0]?.error).toContain("non-public")
-    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory, { allowPrivateAddresses: false }))))
-})
-
-describe("cleanup", () => {
-  it.effect("deletes checks completed over the retention ago, with their batches, and keeps newer ones", () =>
-    Effect.gen(function*() {
-      const linkChecker = yield* LinkChecker
-      yield* TestClock.adjust("1 day")
-      const old = yield* linkChecker.check({ uri: "mailto:old@example.org", checkedWithin: 0, synchronous: true })
-      const oldBatch = yield* linkChecker.createBatch({ uris: ["mailto:old@example.org"], checkedWithin: "4 hours", priority: "high" })
-      yield* TestClock.adjust("29 days")
-      yield* linkChecker.check({ uri: "mailto:new@example.org", checkedWithin: 0, synchronous: true })
-      yield* deleteOldChecks(Duration.toSeconds("28 days"))
-      const oldAgain = yield* linkChecker.check({ uri: old.uri, checkedWithin: "100 days", synchronous: false })
-      expect(oldAgain.status).toBe("pending")
-      const fresh = yield* linkChecker.check({ uri: "mailto:new@example.org", checkedWithin: "1 day", synchronous: false })
-      expect(fresh.status).toBe("caution")
-      const gone = yield* Effect.flip(linkChecker.getBatch(oldBatch.batch.id))
-      expect(gone._tag).toBe("BatchNotFound")
-    }).pipe(Effect.provide(Layer.unwrapEffect(Effect.sync(() => linkcheckWithoutWorkers(fleet, layerMemory))))))
+    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory(), { inspector: { responseTimeout: "10 minutes" } }))))
 })

@@ -1,8 +1,6 @@
-import { PgliteClient } from "@civicstack/sql-pglite"
-import { SqlClient } from "@effect/sql/SqlClient"
-import { Context, Effect, Layer, ManagedRuntime } from "effect"
-import { createTestDatabase as createDatabase, testPool } from "@civicstack/kit/testing"
-import { migrate } from "../../src/migrations/index"
+import { emptyTables, testPool } from "@civicstack/kit/testing"
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { Context, Layer } from "effect"
 import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
 import { layerMemory } from "../../src/storage/memory"
 import { layerSql } from "../../src/storage/sql"
@@ -15,38 +13,28 @@ export class SecondCopy extends Context.Tag("@civicstack/core-linkcheck/test/Sec
 
 export type StoreUnderTest = LinkcheckStore | SecondCopy
 
+/** The tables of the `linkcheck` schema, emptied before each test. */
+export const linkcheckTables = emptyTables([
+  "linkcheck.webhook_attempts",
+  "linkcheck.batch_links",
+  "linkcheck.batches",
+  "linkcheck.checks",
+  "linkcheck.workers"
+])
+
 const secondCopyOf = (store: Layer.Layer<LinkcheckStore, unknown, SqlClient>) =>
   Layer.effect(SecondCopy, LinkcheckStore).pipe(Layer.provide(store))
 
 export const memoryBackend = (): Layer.Layer<StoreUnderTest> =>
-  Layer.effect(SecondCopy, LinkcheckStore).pipe(Layer.provideMerge(layerMemory))
+  Layer.effect(SecondCopy, LinkcheckStore).pipe(Layer.provideMerge(layerMemory()))
 
-const emptyTables = Layer.effectDiscard(Effect.flatMap(SqlClient, (sql) =>
-  sql`TRUNCATE linkcheck.webhook_attempts, linkcheck.batch_links, linkcheck.batches, linkcheck.checks, linkcheck.workers
-    RESTART IDENTITY`))
+/** Per test on one PGlite database: empty tables, the store under test, and a second copy over its one session. */
+export const pgliteBackend = (database: Layer.Layer<SqlClient, unknown>): Layer.Layer<StoreUnderTest, unknown> =>
+  Layer.mergeAll(layerSql(), secondCopyOf(layerSql())).pipe(Layer.provide(linkcheckTables), Layer.provide(database))
 
-/** Opening PGlite takes seconds, so a test file shares one in-memory database and each test empties its tables. */
-export const sharedPglite = () => {
-  const database = ManagedRuntime.make(Layer.provideMerge(Layer.effectDiscard(migrate), PgliteClient.layer({})))
-  return {
-    open: () => database.runtime(),
-    close: () => database.dispose(),
-    /** Its one session serves both copies. */
-    backend: (): Layer.Layer<StoreUnderTest, unknown> =>
-      Layer.unwrapEffect(Effect.map(database.runtimeEffect, (runtime) =>
-        Layer.mergeAll(layerSql, secondCopyOf(Layer.fresh(layerSql))).pipe(
-          Layer.provide(emptyTables),
-          Layer.provide(Layer.succeedContext(runtime.context))
-        )))
-  }
-}
-
-/** A database of its own with the linkcheck schema migrated; `drop` removes it. */
-export const createTestDatabase = (serverUrl: string) => createDatabase(serverUrl, "lcstore", migrate)
-
-/** Per test: empty tables, the store under test, and a second copy with a connection pool of its own. */
+/** Per test on PostgreSQL: empty tables, the store under test, and a second copy with a connection pool of its own. */
 export const postgresBackend = (databaseUrl: string): Layer.Layer<StoreUnderTest, unknown> =>
   Layer.merge(
-    layerSql.pipe(Layer.provide(emptyTables), Layer.provide(testPool(databaseUrl))),
-    secondCopyOf(Layer.fresh(layerSql)).pipe(Layer.provide(testPool(databaseUrl)))
+    layerSql().pipe(Layer.provide(linkcheckTables), Layer.provide(testPool(databaseUrl))),
+    secondCopyOf(layerSql()).pipe(Layer.provide(testPool(databaseUrl)))
   )

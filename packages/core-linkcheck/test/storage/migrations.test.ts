@@ -15,7 +15,7 @@ import {
 import { migrate } from "../../src/migrations/index"
 import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
 import { layerSql } from "../../src/storage/sql"
-import { batchReportJson } from "../../src/wire"
+import { batchReportJson } from "../../src/storage/reportJson"
 
 /** The schema as it was before checks were indexed by hashes. */
 const migrateBeforeHashes = migrateSchema({
@@ -97,7 +97,7 @@ const migrationSuite = (name: string, makeDatabase: () => Layer.Layer<SqlClient,
         const longUri = `https://busy.example/${randomBytes(2000).toString("base64url")}`
         const check = yield* store.createCheck({ uri: longUri, priority: "high", now: at(20) })
         expect(yield* store.findCheck(longUri, { since: start, completedOnly: false })).toEqual(Option.some(check))
-      }).pipe(Effect.provide(layerSql), Effect.provide(makeDatabase())), 60_000)
+      }).pipe(Effect.provide(layerSql()), Effect.provide(makeDatabase())), 60_000)
 
     it.effect("a check completed before link reports were stored is reported as one completed after", () =>
       Effect.gen(function*() {
@@ -148,7 +148,7 @@ const migrationSuite = (name: string, makeDatabase: () => Layer.Layer<SqlClient,
         expect(JSON.parse(found.reportJson)).toEqual(JSON.parse(batchReportJson(record)))
         const links = JSON.parse(found.reportJson).links
         expect(links[0]).toEqual({ ...links[1], uri: "https://reports.example/before" })
-      }).pipe(Effect.provide(layerSql), Effect.provide(makeDatabase())), 60_000)
+      }).pipe(Effect.provide(layerSql()), Effect.provide(makeDatabase())), 60_000)
 
     it.effect("without the links' foreign keys, deleting old batches still deletes their links and nothing else", () =>
       Effect.gen(function*() {
@@ -171,7 +171,7 @@ const migrationSuite = (name: string, makeDatabase: () => Layer.Layer<SqlClient,
         expect(yield* store.deleteCompletedBefore(at(-3600))).toEqual({ checks: 1, batches: 1 })
         expect(yield* linksOf(old.id)).toBe(0)
         expect(yield* linksOf(kept.id)).toBe(2)
-      }).pipe(Effect.provide(layerSql), Effect.provide(makeDatabase())), 60_000)
+      }).pipe(Effect.provide(layerSql()), Effect.provide(makeDatabase())), 60_000)
   })
 
 migrationSuite("PGlite", () => PgliteClient.layer({}))

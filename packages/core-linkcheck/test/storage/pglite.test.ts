@@ -1,9 +1,6 @@
-import { afterAll, beforeAll } from "@effect/vitest"
-import { sharedPglite } from "./backends"
+import { suiteOnPglite } from "@civicstack/kit/testing"
+import { migrate } from "../../src/migrations/index"
+import { pgliteBackend } from "./backends"
 import { linkcheckStoreSuite } from "./suite"
 
-const database = sharedPglite()
-beforeAll(database.open)
-afterAll(database.close)
-
-linkcheckStoreSuite("PGlite", database.backend)
+suiteOnPglite(migrate, pgliteBackend, linkcheckStoreSuite)

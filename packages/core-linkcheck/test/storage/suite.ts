@@ -4,7 +4,7 @@ import { Deferred, Effect, Fiber, Option, TestServices } from "effect"
 import type { CheckPriority, CheckResult, ClaimedCheck } from "../../src/domain/check"
 import type { ClaimRequest } from "../../src/storage/LinkcheckStore"
 import { LinkcheckStore } from "../../src/storage/LinkcheckStore"
-import { batchReportJson } from "../../src/wire"
+import { batchReportJson } from "../../src/storage/reportJson"
 import type { StoreUnderTest } from "./backends"
 import { SecondCopy } from "./backends"
 

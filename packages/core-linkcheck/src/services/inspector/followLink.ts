@@ -12,7 +12,7 @@ import {
   problemForStatus
 } from "../../domain/responseRules"
 import { assessUrl, displayUrl } from "../../domain/urlRules"
-import type { InspectorConfig } from "./config"
+import type { InspectorConfig } from "../../settings"
 import { chainCookies } from "./cookieJar"
 import { retryDelay } from "./retryDelay"
 import type { Transport } from "./transport"

@@ -1,13 +1,5 @@
 import { Duration } from "effect"
-
-export interface RetryPolicy {
-  /** How many times a 429 or 503 is asked again in a background check. */
-  readonly attempts: number
-  /** The longest wait, whatever `Retry-After` asks for. */
-  readonly maxRetryAfter: Duration.DurationInput
-  /** The first wait when the website gives no `Retry-After`; it doubles on each retry. */
-  readonly baseDelay: Duration.DurationInput
-}
+import type { RetryPolicy } from "../../settings"
 
 /** The wait asked for by a `Retry-After` value (seconds or an HTTP date), or null when it says nothing usable. */
 export const parseRetryAfter = (value: string | undefined, nowMillis: number): Duration.Duration | null => {

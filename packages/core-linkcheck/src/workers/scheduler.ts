@@ -1,36 +1,13 @@
-import { countOption } from "@civicstack/kit"
-import { Cause, Clock, Duration, Effect, Exit, FiberSet, Option, Queue, Schedule } from "effect"
+import { countOption, now } from "@civicstack/kit"
+import { Cause, Duration, Effect, Exit, FiberSet, Option, Queue, Schedule } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import type { ClaimedCheck } from "../domain/check"
 import { checkFailedOutcome } from "../domain/outcome"
 import { CLAIM_DURATION, CLAIM_RENEWAL } from "../domain/check"
+import { LinkcheckParts } from "../services/LinkcheckParts"
+import type { SchedulerOptions } from "../settings"
 import type { CheckCompletion } from "../storage/LinkcheckStore"
-import { LinkcheckParts } from "./LinkcheckParts"
-
-export interface SchedulerOptions {
-  /** Checks in flight at once in this process. */
-  readonly concurrency: number
-  /**
-   * Checks of one host held at once by all workers sharing the store (claimed and running, or claimed ahead), so at
-   * most this many in flight per host however many copies run.
-   */
-  readonly perHostConcurrency: number
-  /**
-   * Checks claimed ahead of free slots (default: half of `concurrency`), so that a finished check is followed at once
-   * instead of after a round trip to the store: at most `perHostConcurrency` more of a host that no other process is
-   * checking, and none beyond the limit of one that another process is.
-   */
-  readonly prefetch?: number
-  /** The least time between the starts of two checks of one host. */
-  readonly perHostInterval: Duration.DurationInput
-  /** How often to look for work when nothing signalled it. */
-  readonly pollInterval: Duration.DurationInput
-  /** How long in-flight checks may run after shutdown begins before they are handed back. */
-  readonly shutdownGracePeriod: Duration.DurationInput
-  /** Starts of one check after which it is given up with a "could not complete" warning. */
-  readonly maxAttempts: number
-}
 
 const defaultSchedulerOptions: SchedulerOptions = {
   concurrency: 128,
@@ -52,8 +29,6 @@ const MAX_REMEMBERED_HOSTS = 10_000
 
 /** Results recorded in one transaction at most; more wait for the next. */
 const MAX_RESULTS_PER_WRITE = 256
-
-const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
 /** The schedulers running in this process: another with this process's pid is an earlier life of it. */
 const schedulersInThisProcess = new Set<string>()

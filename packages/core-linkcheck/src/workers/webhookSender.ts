@@ -1,9 +1,10 @@
 import { runWorker } from "@civicstack/jobs"
 import type { WorkerOptions } from "@civicstack/jobs"
-import { Clock, Effect, Option, Schema } from "effect"
+import { now } from "@civicstack/kit"
+import { Effect, Option, Schema } from "effect"
 import { SIGNATURE_HEADER, signWebhookBody } from "../domain/signature"
-import { LinkcheckParts } from "./LinkcheckParts"
-import { WebhookDelivery } from "./webhookJob"
+import { WebhookDelivery } from "../services/completion"
+import { LinkcheckParts } from "../services/LinkcheckParts"
 
 export class WebhookNotDelivered extends Schema.TaggedError<WebhookNotDelivered>()("WebhookNotDelivered", {
   batchId: Schema.Int,
@@ -33,7 +34,7 @@ export const deliverWebhook = (batchId: number) =>
     if (webhook.secretToken !== null) headers[SIGNATURE_HEADER] = signWebhookBody(body, webhook.secretToken)
 
     const outcome = yield* Effect.either(webhookTransport.post(webhook.uri, body, headers))
-    const attemptedAt = new Date(yield* Clock.currentTimeMillis)
+    const attemptedAt = yield* now
     const final = outcome._tag === "Left" ? outcome.left.permanent : !receiverMayAcceptLater(outcome.right.status)
     yield* store.recordWebhookAttempt({
       batchId,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration } from "effect"
-import { parseRetryAfter, retryDelay } from "../../src/services/inspector/retryDelay"
+import { parseRetryAfter, retryDelay } from "../../../src/services/inspector/retryDelay"
 
 const now = Date.parse("2025-01-01T12:00:00Z")
 const policy = { attempts: 3, maxRetryAfter: "60 seconds", baseDelay: "1 second" } as const

@@ -1,7 +1,7 @@
 import { JobDefinition, runWorker } from "@civicstack/jobs"
 import type { RecurringSchedule } from "@civicstack/jobs"
 import { Clock, Duration, Effect, Schema } from "effect"
-import { LinkcheckParts } from "./LinkcheckParts"
+import { LinkcheckParts } from "../services/LinkcheckParts"
 
 /** Deletes checks completed longer ago than the retention, with the batches that contain them. */
 export const CleanupOldChecks = JobDefinition.make({

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { LinkInspector } from "../../src/services/LinkInspector"
-import type { InspectorConfig } from "../../src/services/LinkInspector"
-import { startOtherThreadServer } from "../fixtures/otherThreadServer"
-import type { OtherThreadServer } from "../fixtures/otherThreadServer"
+import { LinkInspector } from "../../../src/services/LinkInspector"
+import type { InspectorConfig } from "../../../src/services/LinkInspector"
+import { startOtherThreadServer } from "../../fixtures/otherThreadServer"
+import type { OtherThreadServer } from "../../fixtures/otherThreadServer"
 import { expectOk, expectSingleProblem } from "./support"
 
 let server: OtherThreadServer

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Logger, LogLevel } from "effect"
-import { LinkInspector } from "../../src/services/LinkInspector"
-import { startFixtureFleet } from "../fixtures/fleet"
-import type { FixtureFleet } from "../fixtures/fleet"
+import { LinkInspector } from "../../../src/services/LinkInspector"
+import { startFixtureFleet } from "../../fixtures/fleet"
+import type { FixtureFleet } from "../../fixtures/fleet"
 import { checkLink, expectEndUserSentences, expectSingleProblem, testConfig } from "./support"
 
 let fleet: FixtureFleet

@@ -1,9 +1,9 @@
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { LinkInspector } from "../../src/services/LinkInspector"
-import type { CheckResult as CheckOutcome } from "../../src/domain/check"
-import type { InspectorConfig } from "../../src/services/LinkInspector"
-import type { FixtureFleet } from "../fixtures/fleet"
+import { LinkInspector } from "../../../src/services/LinkInspector"
+import type { CheckResult as CheckOutcome } from "../../../src/domain/check"
+import type { InspectorConfig } from "../../../src/services/LinkInspector"
+import type { FixtureFleet } from "../../fixtures/fleet"
 
 /**
  * Short timeouts and thresholds so the suite stays fast; private addresses allowed since the fleet is on 127.0.0.1.

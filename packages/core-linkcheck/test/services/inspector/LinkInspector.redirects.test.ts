@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { startFixtureFleet } from "../fixtures/fleet"
-import type { FixtureFleet } from "../fixtures/fleet"
+import { startFixtureFleet } from "../../fixtures/fleet"
+import type { FixtureFleet } from "../../fixtures/fleet"
 import { checkLink, expectEndUserSentences, expectOk, expectSingleProblem } from "./support"
 
 let fleet: FixtureFleet

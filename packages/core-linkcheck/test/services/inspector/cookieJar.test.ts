@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { chainCookies } from "../../src/services/inspector/cookieJar"
+import { chainCookies } from "../../../src/services/inspector/cookieJar"
 
 const at = (url: string) => new URL(url)
 

@@ -1,0 +1,101 @@
+import { HashMap, Option, SortedSet } from "effect"
+import type { ClaimedCheck } from "../../domain/check"
+import type { ClaimRequest, Workload } from "../LinkcheckStore"
+import type { State, StoredCheck } from "./state"
+import { checkOf, isClaimable, isHeldBy, putCheck } from "./state"
+
+/** Per host, the pending checks that workers other than `request`'s hold until `now` at least. */
+export const heldByOthers = (state: State, request: ClaimRequest): Map<string, number> => {
+  const held = new Map<string, number>()
+  for (const ids of [state.waitingHigh, state.waitingLow]) {
+    for (const id of SortedSet.values(ids)) {
+      const check = Option.getOrThrow(checkOf(state, String(id)))
+      if (!isClaimable(check, request.now) && check.claimedBy !== request.workerId) {
+        held.set(check.host, (held.get(check.host) ?? 0) + 1)
+      }
+    }
+  }
+  return held
+}
+
+/** Same selection as the SQL adapter: per-host ranks over all claimable checks, then the low quota, then the rest. */
+export const claimChecks = (initial: State, request: ClaimRequest): readonly [ReadonlyArray<ClaimedCheck>, State] => {
+  const limit = Math.max(0, Math.floor(request.limit))
+  const lowQuota = Math.min(limit, Math.max(0, Math.floor(request.lowPriorityQuota)))
+  const others = heldByOthers(initial, request)
+  const liveWorkers = Math.max(
+    1,
+    [...HashMap.values(initial.workers)].filter((worker) => worker.heartbeatAt >= request.workersAliveSince).length
+  )
+  const ahead = liveWorkers > 1 ? 0 : Math.max(0, request.aheadPerHost)
+  const share = Math.ceil(request.perHost / liveWorkers) + ahead
+  const allowance = (host: string) => {
+    const byOthers = others.get(host)
+    const ceiling = byOthers === undefined ? request.perHost + ahead : request.perHost - byOthers
+    return Math.min(ceiling, share) - (request.heldByHost.get(host) ?? 0)
+  }
+  const rankByHost = new Map<string, number>()
+  const allowedHigh: Array<StoredCheck> = []
+  const allowedLow: Array<StoredCheck> = []
+  for (const [ids, allowed] of [[initial.waitingHigh, allowedHigh], [initial.waitingLow, allowedLow]] as const) {
+    for (const id of SortedSet.values(ids)) {
+      if (allowed.length >= limit) break
+      const check = Option.getOrThrow(checkOf(initial, String(id)))
+      if (!isClaimable(check, request.now)) continue
+      const rank = (rankByHost.get(check.host) ?? 0) + 1
+      rankByHost.set(check.host, rank)
+      if (rank <= allowance(check.host)) allowed.push(check)
+    }
+  }
+  const chosen = [
+    ...allowedLow.slice(0, lowQuota),
+    ...[...allowedHigh, ...allowedLow.slice(lowQuota)].slice(0, limit - Math.min(lowQuota, allowedLow.length))
+  ]
+  let state = initial
+  const claimed = chosen.map((check): ClaimedCheck => {
+    const attempts = check.attempts + 1
+    state = putCheck(state, {
+      ...check,
+      claimedBy: request.workerId,
+      claimedUntil: request.claimUntil,
+      claimedAt: request.now,
+      attempts
+    })
+    return { id: check.id, uri: check.uri, host: check.host, priority: check.priority, attempts }
+  })
+  const byClaimOrder = (a: ClaimedCheck, b: ClaimedCheck) =>
+    a.priority === b.priority ? Number(a.id) - Number(b.id) : a.priority === "high" ? -1 : 1
+  return [claimed.sort(byClaimOrder), state]
+}
+
+export const updateHeldChecks = (
+  initial: State,
+  workerId: string,
+  ids: ReadonlyArray<string>,
+  update: (check: StoredCheck) => StoredCheck
+): State => {
+  let state = initial
+  for (const id of new Set(ids)) {
+    const check = Option.getOrUndefined(checkOf(state, id))
+    if (check !== undefined && isHeldBy(check, workerId)) state = putCheck(state, update(check))
+  }
+  return state
+}
+
+export const workload = (state: State, now: Date): Workload => {
+  let pending = 0
+  let claimed = 0
+  let oldestClaimAt: Date | null = null
+  for (const ids of [state.waitingHigh, state.waitingLow]) {
+    for (const id of SortedSet.values(ids)) {
+      const check = Option.getOrThrow(checkOf(state, String(id)))
+      pending += 1
+      if (isClaimable(check, now)) continue
+      claimed += 1
+      if (check.claimedAt !== null && (oldestClaimAt === null || check.claimedAt < oldestClaimAt)) {
+        oldestClaimAt = check.claimedAt
+      }
+    }
+  }
+  return { pending, claimed, oldestClaimAt }
+}

@@ -1,0 +1,4 @@
+import { memoryBackend } from "./backends"
+import { linkcheckHttpSuite } from "./suite"
+
+linkcheckHttpSuite("memory", memoryBackend)
