@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fastAnswersServed } from "../src/http/fastAnswers"
 import { startInProcessServer } from "./inProcessServer"
 import type { InProcessServer } from "./inProcessServer"
-import { formToken, makeBrowser } from "./sso/browser"
+import { formToken, makeBrowser } from "../../../packages/core-sso/test/fixtures/browser"
 
 const CLIENT_ID = "0123456789abcdef0123456789abcdef"
 const CLIENT_SECRET = "fedcba9876543210fedcba9876543210"
@@ -19,6 +19,7 @@ const PASSWORD = "a long enough password"
 const VERIFIER = randomBytes(32).toString("base64url")
 const CHALLENGE = createHash("sha256").update(VERIFIER).digest("base64url")
 
+// The SSO's own endpoints are tested on the core's test host (packages/core-sso/test/http); here, what the server adds.
 let server: InProcessServer
 let bootstrapDir: string
 
@@ -92,152 +93,6 @@ const codeFor = async (email: string) => {
   expect(location!.searchParams.get("state")).toBe("xyz")
   return location!.searchParams.get("code")!
 }
-
-describe("the authorization code flow over HTTP", () => {
-  it("signs in through the pages, exchanges the code with PKCE and reads the user", async () => {
-    const code = await codeFor("ada@example.com")
-    const response = await token({
-      grant_type: "authorization_code",
-      code,
-      redirect_uri: REDIRECT_URI,
-      code_verifier: VERIFIER,
-      client_id: CLIENT_ID,
-      client_secret: CLIENT_SECRET
-    })
-    expect(response.status).toBe(200)
-    expect(response.headers.get("cache-control")).toBe("no-store")
-    expect(response.headers.get("pragma")).toBe("no-cache")
-    const tokens = await response.json() as { access_token: string; expires_in: number; refresh_token: string }
-    expect(tokens.expires_in).toBe(7200)
-    const user = await fetch(`${server.url}/user.json`, { headers: { authorization: `Bearer ${tokens.access_token}` } })
-    expect(user.status).toBe(200)
-    expect(await user.json()).toMatchObject({
-      user: { name: "Ada", email: "ada@example.com", permissions: ["editor", "signin"], disabled: false }
-    })
-  })
-
-  it("answers every token endpoint alias", async () => {
-    for (const path of ["/oauth/token", "/oauth/access_token"]) {
-      const response = await fetch(`${server.url}${path}`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/x-www-form-urlencoded",
-          authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString("base64")}`
-        },
-        body: "grant_type=authorization_code&code=00000000000000000000000000000000&redirect_uri=x"
-      })
-      expect(response.status).toBe(400)
-      expect(await response.json()).toMatchObject({ error: "invalid_grant" })
-    }
-  })
-
-  it("a user without signin sees the no-access page, and gets no code", async () => {
-    const { location, response } = await signInThroughPages("bob@example.com")
-    expect(location).toBeUndefined()
-    expect(response.status).toBe(403)
-    expect(await response.text()).toContain("You do not have access to Publisher")
-  })
-
-  it("a wrong redirect_uri or unknown client shows an error page and never redirects", async () => {
-    const browser = makeBrowser(server.url)
-    for (const params of [{ redirect_uri: "https://evil.example/cb" }, { client_id: "f".repeat(32) }]) {
-      const response = await browser.get(authorizePath(params))
-      expect(response.status).toBe(400)
-      expect(response.headers.get("location")).toBeNull()
-      expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8")
-      expect(response.headers.get("content-security-policy")).toContain("default-src 'none'")
-    }
-  })
-
-  it("a missing state is sent back as invalid_request", async () => {
-    const browser = makeBrowser(server.url)
-    const response = await browser.get(authorizePath({ state: "" }))
-    expect(response.status).toBe(302)
-    expect(new URL(response.headers.get("location")!).searchParams.get("error")).toBe("invalid_request")
-  })
-
-  it("token endpoint errors have RFC 6749 bodies and statuses", async () => {
-    const cases: Array<[Record<string, string>, Record<string, string>, number, string]> = [
-      [{ grant_type: "authorization_code" }, {}, 401, "invalid_client"],
-      [{ grant_type: "password", client_id: CLIENT_ID, client_secret: CLIENT_SECRET }, {}, 400, "unsupported_grant_type"],
-      [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET }, {}, 400, "invalid_request"],
-      [{ grant_type: "refresh_token", client_id: CLIENT_ID, client_secret: CLIENT_SECRET }, {}, 400, "invalid_request"],
-      [{ grant_type: "refresh_token", refresh_token: "0".repeat(32), client_id: CLIENT_ID, client_secret: CLIENT_SECRET }, {}, 400, "invalid_grant"],
-      [
-        { grant_type: "refresh_token", client_id: CLIENT_ID, client_secret: CLIENT_SECRET },
-        { authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString("base64")}` },
-        400,
-        "invalid_request"
-      ]
-    ]
-    for (const [fields, headers, status, error] of cases) {
-      const response = await token(fields, headers)
-      expect(response.status, JSON.stringify(fields)).toBe(status)
-      const body = await response.json() as { error: string; error_description: string }
-      expect(body.error).toBe(error)
-      expect(typeof body.error_description).toBe("string")
-      if (status === 401) expect(response.headers.get("www-authenticate")).toMatch(/^Basic /)
-    }
-    const json = await fetch(`${server.url}/token`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
-    expect(json.status).toBe(400)
-    expect(await json.json()).toMatchObject({ error: "invalid_request" })
-    const repeated = await fetch(`${server.url}/token`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: "grant_type=a&grant_type=b"
-    })
-    expect(await repeated.json()).toMatchObject({ error: "invalid_request", error_description: "The grant_type parameter is repeated" })
-  })
-
-  it("user.json without a usable token is 401 with WWW-Authenticate", async () => {
-    for (const authorization of [undefined, "Bearer 00000000000000000000000000000000", "Basic abc", "Bearer"]) {
-      const response = await fetch(`${server.url}/user.json`, { headers: authorization === undefined ? {} : { authorization } })
-      expect(response.status).toBe(401)
-      expect(response.headers.get("www-authenticate")).toMatch(/^Bearer realm="civicstack", error="invalid_token"/)
-    }
-  })
-
-  it("publishes its metadata", async () => {
-    const response = await fetch(`${server.url}/.well-known/oauth-authorization-server`)
-    expect(response.status).toBe(200)
-    expect(await response.json()).toMatchObject({
-      issuer: "http://localhost:3000",
-      token_endpoint: "http://localhost:3000/oauth/token",
-      code_challenge_methods_supported: ["S256"]
-    })
-  })
-
-  it("signs out, and a forged sign-out form does not", async () => {
-    const { browser } = await signInThroughPages("ada@example.com")
-    const signedIn = await browser.get("/users/sign_in")
-    const html = await signedIn.text()
-    expect(html).toContain("You are signed in")
-    const forged = await browser.postForm("/users/sign_out", { authenticity_token: "0".repeat(32) })
-    expect(forged.status).toBe(403)
-    const out = await browser.postForm("/users/sign_out", { authenticity_token: formToken(html) })
-    expect(out.status).toBe(200)
-    expect(await out.text()).toContain("You have signed out")
-    const after = await browser.get("/users/sign_in")
-    expect(await after.text()).toContain("Sign in")
-  })
-
-  it("a sign-in form without its CSRF cookie is refused", async () => {
-    const browser = makeBrowser(server.url)
-    const page = await browser.get("/users/sign_in")
-    const html = await page.text()
-    browser.cookies.clear()
-    const response = await browser.postForm("/users/sign_in", { authenticity_token: formToken(html), email: "ada@example.com", password: PASSWORD })
-    expect(response.status).toBe(403)
-  })
-
-  it("a wrong password shows the sign-in page again with the problem", async () => {
-    const browser = makeBrowser(server.url)
-    const html = await (await browser.get("/users/sign_in")).text()
-    const response = await browser.postForm("/users/sign_in", { authenticity_token: formToken(html), email: "ada@example.com", password: "wrong password!" })
-    expect(response.status).toBe(401)
-    expect(await response.text()).toContain("There is a problem")
-  })
-})
 
 const servedFast = () => Effect.runSync(Metric.value(fastAnswersServed)).count
 

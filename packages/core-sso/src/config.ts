@@ -1,15 +1,7 @@
+import { Flag } from "@civicstack/kit"
 import { Config, Schema } from "effect"
 import type { SsoSettings } from "./settings"
 import { defaultSsoSettings } from "./settings"
-
-/** A message for the whole value, whatever part of the decoding failed. */
-const expecting = (expected: string) => ({ message: () => ({ message: expected, override: true }) })
-
-const Flag = Schema.transform(Schema.Literal("true", "false", "1", "0"), Schema.Boolean, {
-  strict: true,
-  decode: (value) => value === "true" || value === "1",
-  encode: (value) => (value ? "true" : "false")
-}).annotations(expecting("true or false"))
 
 /**
  * The SSO section of a host's configuration, read under `SSO_` (`SSO_ALLOW_PRIVATE_ADDRESSES`). The issuer, proxy

@@ -1,21 +1,21 @@
 import { JobQueue, layerMemory as jobQueueMemory } from "@civicstack/jobs"
+import { keepRunning } from "@civicstack/kit"
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { Effect, Layer, Schedule } from "effect"
-import { Authorization, authorizationLayer } from "./services/Authorization"
-import { Directory, directoryLayer } from "./services/Directory"
+import { Effect, Layer } from "effect"
+import { Authorization } from "./services/Authorization"
+import { Directory } from "./services/Directory"
 import { makeIdTokens } from "./services/idTokens"
-import { OAuthServer, oauthServerLayer } from "./services/OAuthServer"
+import { OAuthServer } from "./services/OAuthServer"
 import { Passwords } from "./services/Passwords"
-import { runPushWorker } from "./services/pushes"
-import { PushTransport, pushTransportLayer } from "./services/pushTransport"
-import { SignIn, signInLayer } from "./services/SignIn"
+import { PushTransport } from "./services/PushTransport"
+import { SignIn } from "./services/SignIn"
 import { SsoParts } from "./services/SsoParts"
 import type { SsoSettings } from "./settings"
 import { defaultSsoSettings } from "./settings"
 import { SsoStore } from "./storage/SsoStore"
 import { layerMemory as storeMemory } from "./storage/memory"
-import { layerSqlWith as storeSql } from "./storage/sql"
-import type { SqlStoreOptions } from "./storage/sql"
+import { layerSql as storeSql } from "./storage/sql"
+import { runPushWorker } from "./workers/pushSender"
 
 /** The services of one SSO. */
 export type SsoServices = OAuthServer | Authorization | SignIn | Directory
@@ -36,7 +36,7 @@ const partsLayer = (settings: SsoSettings) =>
     })
   ).pipe(Layer.provide(Layer.merge(
     Passwords.layer({ concurrency: settings.passwordHashConcurrency }),
-    pushTransportLayer({
+    PushTransport.layer({
       allowPrivateAddresses: settings.allowPrivateAddresses,
       connectTimeout: settings.pushTimeout,
       responseTimeout: settings.pushTimeout,
@@ -48,24 +48,23 @@ const partsLayer = (settings: SsoSettings) =>
 export const serviceOver = (
   settings: Partial<SsoSettings>
 ): Layer.Layer<SsoServices | SsoParts, never, SsoStore | JobQueue> =>
-  Layer.mergeAll(oauthServerLayer, authorizationLayer, signInLayer, directoryLayer).pipe(
+  Layer.mergeAll(OAuthServer.layer, Authorization.layer, SignIn.layer, Directory.layer).pipe(
     Layer.provideMerge(partsLayer({ ...defaultSsoSettings, ...settings }))
   )
 
 /**
  * The SSO over an `SqlClient` (PostgreSQL, or PGlite embedded) and the host's job queue. Run `migrate` first. Add
- * `workers` in the copies that should send pushes. Pass the database's `listen` (e.g. `PgClient.listen`) so that
- * `GET /user.json` answers from memory, kept exact across copies by LISTEN/NOTIFY.
+ * `workers` in the copies that should send pushes. Give the database's `listen` (e.g. `PgClient.listen`) in the
+ * settings so that `GET /user.json` answers from memory, kept exact across copies by LISTEN/NOTIFY.
  */
 export const layerSql = (
-  settings: Partial<SsoSettings> = {},
-  database: SqlStoreOptions = {}
+  settings: Partial<SsoSettings> = {}
 ): Layer.Layer<SsoServices | SsoParts, never, SqlClient | JobQueue> =>
-  serviceOver(settings).pipe(Layer.provide(storeSql(database)))
+  serviceOver(settings).pipe(Layer.provide(storeSql({ listen: settings.listen })))
 
 /** The SSO in memory, with a job queue of its own: for tests, scripts and embedding without a database. */
 export const layerMemory = (settings: Partial<SsoSettings> = {}): Layer.Layer<SsoServices | SsoParts> =>
-  serviceOver(settings).pipe(Layer.provide(Layer.merge(storeMemory, jobQueueMemory)))
+  serviceOver(settings).pipe(Layer.provide(Layer.merge(storeMemory(), jobQueueMemory)))
 
 /**
  * The background work of the SSO built by `layerSql` or `layerMemory`: the push sender. It runs while the layer's
@@ -74,12 +73,13 @@ export const layerMemory = (settings: Partial<SsoSettings> = {}): Layer.Layer<Ss
 export const workers: Layer.Layer<never, never, SsoParts> = Layer.scopedDiscard(
   Effect.gen(function*() {
     const parts = yield* SsoParts
-    yield* runPushWorker({
-      concurrency: parts.settings.pushConcurrency,
-      shutdownGracePeriod: parts.settings.shutdownGracePeriod
-    }).pipe(
-      Effect.tapErrorCause((cause) => Effect.logWarning("Sign-on push sender stopped; starting it again", cause)),
-      Effect.retry(Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))),
+    yield* keepRunning(
+      "Sign-on push sender",
+      runPushWorker({
+        concurrency: parts.settings.pushConcurrency,
+        shutdownGracePeriod: parts.settings.shutdownGracePeriod
+      })
+    ).pipe(
       Effect.provideService(JobQueue, parts.jobs),
       Effect.provideService(SsoParts, parts),
       Effect.forkScoped

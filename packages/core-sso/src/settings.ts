@@ -1,5 +1,6 @@
 import type { Resolver } from "@civicstack/outbound"
 import { Duration } from "effect"
+import type { Stream } from "effect"
 
 /** How many failures within a window are allowed before further attempts are refused. */
 export interface AttemptLimit {
@@ -42,6 +43,11 @@ export interface SsoSettings {
   readonly resolver?: Resolver
   /** Password hashes computed at once; more wait, so that a flood of sign-ins cannot take every thread. */
   readonly passwordHashConcurrency: number
+  /**
+   * LISTEN on the SQL store's database (e.g. `PgClient.listen`), for `layerSql`: with it `GET /user.json` answers from
+   * memory, kept exact across copies by LISTEN/NOTIFY; without it every lookup reads the database.
+   */
+  readonly listen?: (channel: string) => Stream.Stream<string, unknown>
 }
 
 export const defaultSsoSettings: SsoSettings = {

@@ -91,7 +91,7 @@ export const ssoServiceLayer = (config: ServerConfig) => {
     shutdownGracePeriod: Duration.seconds(config.shutdownGraceSeconds)
   }
   return Layer.unwrapEffect(
-    Effect.map(DatabaseNotifications, ({ listen }) => Sso.layerSql(settings, { listen }))
+    Effect.map(DatabaseNotifications, ({ listen }) => Sso.layerSql({ ...settings, listen }))
   )
 }
 

@@ -1,3 +1,4 @@
+import { now } from "@civicstack/kit"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { InvalidInput, NotFound } from "../domain/errors"
@@ -10,9 +11,9 @@ import { absoluteHttpUrlProblem, emailProblem, permissionsProblem, textProblem }
 import type { PushKind } from "../domain/pushes"
 import type { AlreadyTaken, UserChanges } from "../storage/SsoStore"
 import { StoreError } from "../storage/SsoStore"
-import { enqueuePushes } from "./pushes"
+import { enqueuePushes } from "./pushQueue"
 import { passwordProblem } from "./Passwords"
-import { now, SsoParts } from "./SsoParts"
+import { SsoParts } from "./SsoParts"
 
 export interface NewApplication {
   readonly name: string
@@ -105,248 +106,249 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
   ) => Effect.Effect<IssuedApiToken, Failure>
   readonly revokeToken: (id: string) => Effect.Effect<void, StoreError | NotFound>
   readonly events: (filter: { readonly userUid?: string; readonly limit?: number }) => Effect.Effect<ReadonlyArray<SsoEvent>, StoreError>
-}>() {}
+}>() {
+  static readonly layer = Layer.effect(
+    Directory,
+    Effect.gen(function*() {
+      const parts = yield* SsoParts
+      const { passwords, settings, store } = parts
 
-export const directoryLayer = Layer.effect(
-  Directory,
-  Effect.gen(function*() {
-    const parts = yield* SsoParts
-    const { passwords, settings, store } = parts
+      /** Queues the pushes of a change, in the change's transaction. */
+      const push = (uid: string, kinds: ReadonlyArray<PushKind>, only?: (application: Application) => boolean) =>
+        enqueuePushes(uid, kinds, only).pipe(
+          Effect.provideService(SsoParts, parts),
+          Effect.catchTag("JobQueueError", (cause) => new StoreError({ message: "sso: queueing pushes failed", cause }))
+        )
 
-    /** Queues the pushes of a change, in the change's transaction. */
-    const push = (uid: string, kinds: ReadonlyArray<PushKind>, only?: (application: Application) => boolean) =>
-      enqueuePushes(uid, kinds, only).pipe(
-        Effect.provideService(SsoParts, parts),
-        Effect.catchTag("JobQueueError", (cause) => new StoreError({ message: "sso: queueing pushes failed", cause }))
-      )
+      const record = (kind: string, userUid: string | null, applicationId: string | null, detail: Record<string, unknown> = {}) =>
+        Effect.flatMap(now, (at) => store.appendEvent({ at, kind, userUid, applicationId, detail }))
 
-    const record = (kind: string, userUid: string | null, applicationId: string | null, detail: Record<string, unknown> = {}) =>
-      Effect.flatMap(now, (at) => store.appendEvent({ at, kind, userUid, applicationId, detail }))
+      const applicationNamed = (name: string) =>
+        Effect.flatMap(store.applicationByName(name), Option.match({
+          onNone: () => Effect.fail(new NotFound({ what: "application" })),
+          onSome: Effect.succeed
+        }))
 
-    const applicationNamed = (name: string) =>
-      Effect.flatMap(store.applicationByName(name), Option.match({
-        onNone: () => Effect.fail(new NotFound({ what: "application" })),
-        onSome: Effect.succeed
-      }))
+      const detailsOf = (user: User) =>
+        Effect.gen(function*() {
+          const held = yield* store.permissionsOf(user.uid)
+          const permissions: Record<string, ReadonlyArray<string>> = {}
+          for (const { applicationId, permissions: names } of held) {
+            const application = yield* store.applicationById(applicationId)
+            if (Option.isSome(application)) permissions[application.value.name] = names
+          }
+          return { user, permissions }
+        })
 
-    const detailsOf = (user: User) =>
-      Effect.gen(function*() {
-        const held = yield* store.permissionsOf(user.uid)
-        const permissions: Record<string, ReadonlyArray<string>> = {}
-        for (const { applicationId, permissions: names } of held) {
-          const application = yield* store.applicationById(applicationId)
-          if (Option.isSome(application)) permissions[application.value.name] = names
-        }
-        return { user, permissions }
+      const found = (user: Option.Option<User>): Effect.Effect<UserDetails, StoreError | NotFound> =>
+        Option.match(user, { onNone: () => Effect.fail(new NotFound({ what: "user" })), onSome: detailsOf })
+
+      const userDetails = (uid: string) => Effect.flatMap(store.userByUid(uid), found)
+
+      const validateApplication = (input: NewApplication) =>
+        Effect.all([
+          check("name", textProblem(input.name, { min: 1, max: 100 })),
+          check("description", input.description === undefined ? undefined : textProblem(input.description, { min: 0, max: 1000 })),
+          check("home_uri", absoluteHttpUrlProblem(input.homeUri)),
+          ...input.redirectUris.map((uri) => check("redirect_uris", redirectUriProblem(uri, { production: settings.production }))),
+          check("permissions", permissionsProblem(input.permissions ?? [])),
+          check("client_id", input.clientId === undefined || isSecretShaped(input.clientId) ? undefined : "must be 32 lowercase hex characters"),
+          check("client_secret", input.clientSecret === undefined || isSecretShaped(input.clientSecret) ? undefined : "must be 32 lowercase hex characters")
+        ], { discard: true })
+
+      const createApplication = (input: NewApplication) =>
+        Effect.gen(function*() {
+          yield* validateApplication(input)
+          const clientId = input.clientId ?? newSecret()
+          const clientSecret = input.clientSecret ?? newSecret()
+          const application: Application = {
+            ...applicationFields(input, input.pushUpdates ?? false),
+            id: randomUUID(),
+            clientIdHash: hashSecret(clientId),
+            clientSecretHash: hashSecret(clientSecret),
+            retired: false,
+            createdAt: yield* now
+          }
+          yield* store.insertApplication(application)
+          yield* record("application_created", null, application.id, { name: application.name })
+          return { application, clientId, clientSecret }
+        })
+
+      const applicationFields = (input: NewApplication, pushUpdates: boolean) => ({
+        name: input.name,
+        description: input.description ?? "",
+        homeUri: input.homeUri,
+        redirectUris: input.redirectUris,
+        permissions: normalisePermissions([SIGNIN, ...(pushUpdates ? [USER_UPDATE_PERMISSION] : []), ...(input.permissions ?? [])]),
+        pushUpdates,
+        pushFormat: input.pushFormat ?? "seed",
+        requirePkce: input.requirePkce ?? false
       })
 
-    const found = (user: Option.Option<User>): Effect.Effect<UserDetails, StoreError | NotFound> =>
-      Option.match(user, { onNone: () => Effect.fail(new NotFound({ what: "user" })), onSome: detailsOf })
-
-    const userDetails = (uid: string) => Effect.flatMap(store.userByUid(uid), found)
-
-    const validateApplication = (input: NewApplication) =>
-      Effect.all([
-        check("name", textProblem(input.name, { min: 1, max: 100 })),
-        check("description", input.description === undefined ? undefined : textProblem(input.description, { min: 0, max: 1000 })),
-        check("home_uri", absoluteHttpUrlProblem(input.homeUri)),
-        ...input.redirectUris.map((uri) => check("redirect_uris", redirectUriProblem(uri, { production: settings.production }))),
-        check("permissions", permissionsProblem(input.permissions ?? [])),
-        check("client_id", input.clientId === undefined || isSecretShaped(input.clientId) ? undefined : "must be 32 lowercase hex characters"),
-        check("client_secret", input.clientSecret === undefined || isSecretShaped(input.clientSecret) ? undefined : "must be 32 lowercase hex characters")
-      ], { discard: true })
-
-    const createApplication = (input: NewApplication) =>
-      Effect.gen(function*() {
-        yield* validateApplication(input)
-        const clientId = input.clientId ?? newSecret()
-        const clientSecret = input.clientSecret ?? newSecret()
-        const application: Application = {
-          ...applicationFields(input, input.pushUpdates ?? false),
-          id: randomUUID(),
-          clientIdHash: hashSecret(clientId),
-          clientSecretHash: hashSecret(clientSecret),
-          retired: false,
-          createdAt: yield* now
-        }
-        yield* store.insertApplication(application)
-        yield* record("application_created", null, application.id, { name: application.name })
-        return { application, clientId, clientSecret }
-      })
-
-    const applicationFields = (input: NewApplication, pushUpdates: boolean) => ({
-      name: input.name,
-      description: input.description ?? "",
-      homeUri: input.homeUri,
-      redirectUris: input.redirectUris,
-      permissions: normalisePermissions([SIGNIN, ...(pushUpdates ? [USER_UPDATE_PERMISSION] : []), ...(input.permissions ?? [])]),
-      pushUpdates,
-      pushFormat: input.pushFormat ?? "seed",
-      requirePkce: input.requirePkce ?? false
-    })
-
-    const ensureApplication = (input: NewApplication) =>
-      Effect.gen(function*() {
-        const existing = yield* store.applicationByName(input.name)
-        if (Option.isNone(existing)) {
-          const created = yield* createApplication(input)
-          return { application: created.application, created: Option.some(created) }
-        }
-        yield* validateApplication(input)
-        const current = existing.value
-        const wanted: Application = {
-          ...current,
-          ...applicationFields(input, input.pushUpdates ?? current.pushUpdates),
-          clientIdHash: input.clientId === undefined ? current.clientIdHash : hashSecret(input.clientId),
-          clientSecretHash: input.clientSecret === undefined ? current.clientSecretHash : hashSecret(input.clientSecret)
-        }
-        if (JSON.stringify(wanted) !== JSON.stringify(current)) {
-          yield* store.updateApplication(wanted)
-          yield* record("application_updated", null, current.id, { name: current.name })
-        }
-        return { application: wanted, created: Option.none() }
-      })
-
-    const setPermissionsOn = (uid: string, application: Application, permissions: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
-        yield* check("permissions", permissionsProblem(permissions))
-        const unknown = permissions.filter((name) => !application.permissions.includes(name))
-        yield* check("permissions", unknown.length === 0 ? undefined : `are not known to ${application.name}: ${unknown.join(", ")}`)
-        const before = (yield* store.permissionsOf(uid)).find((held) => held.applicationId === application.id)
-        yield* store.setPermissions(uid, application.id, normalisePermissions(permissions))
-        yield* record("permissions_changed", uid, application.id, { permissions: normalisePermissions(permissions) })
-        yield* push(uid, ["update"])
-        if (before?.permissions.includes(SIGNIN) === true && !permissions.includes(SIGNIN)) {
-          yield* push(uid, ["reauth"], (target) => target.id === application.id)
-        }
-      })
-
-    const createUser = (input: NewUser) =>
-      Effect.gen(function*() {
-        yield* check("email", emailProblem(input.email))
-        yield* check("name", textProblem(input.name, { min: 1, max: 200 }))
-        if (input.password !== undefined) yield* check("password", passwordProblem(input.password))
-        const ssoApplication = input.admin === true ? Option.some(yield* applicationNamed(SSO_APPLICATION)) : Option.none()
-        const user: User = {
-          uid: randomUUID(),
-          name: input.name.trim(),
-          email: input.email.trim(),
-          passwordHash: input.password === undefined ? null : yield* passwords.hash(input.password),
-          isApiUser: input.apiUser ?? false,
-          organisationSlug: input.organisationSlug ?? null,
-          organisationContentId: input.organisationContentId ?? null,
-          suspendedAt: null,
-          suspensionReason: null,
-          failedSignIns: 0,
-          lockedUntil: null,
-          createdAt: yield* now
-        }
-        yield* store.insertUser(user)
-        yield* record("user_created", user.uid, null, { api_user: user.isApiUser })
-        if (Option.isSome(ssoApplication)) yield* setPermissionsOn(user.uid, ssoApplication.value, [SIGNIN, ADMIN])
-        return yield* detailsOf(user)
-      })
-
-    const existing = (uid: string) =>
-      Effect.flatMap(store.userByUid(uid), Option.match({
-        onNone: () => Effect.fail(new NotFound({ what: "user" })),
-        onSome: Effect.succeed
-      }))
-
-    return {
-      createApplication,
-      ensureApplication,
-      application: applicationNamed,
-      applications: store.listApplications,
-      createUser,
-      user: userDetails,
-      userByEmail: (email) => Effect.flatMap(store.userByEmail(email), found),
-      users: Effect.flatMap(store.listUsers, (users) => Effect.forEach(users, detailsOf)),
-      updateUser: (uid, changes) =>
+      const ensureApplication = (input: NewApplication) =>
         Effect.gen(function*() {
-          if (changes.email !== undefined) yield* check("email", emailProblem(changes.email))
-          if (changes.name !== undefined) yield* check("name", textProblem(changes.name, { min: 1, max: 200 }))
-          const updated = yield* store.atomically(Effect.gen(function*() {
-            const updated = yield* store.updateUser(uid, changes)
-            if (Option.isNone(updated)) return yield* new NotFound({ what: "user" })
-            yield* record("user_updated", uid, null, { fields: Object.keys(changes) })
-            yield* push(uid, ["update"])
-            return updated.value
-          }))
-          return yield* detailsOf(updated)
-        }),
-      setPassword: (uid, password) =>
+          const existing = yield* store.applicationByName(input.name)
+          if (Option.isNone(existing)) {
+            const created = yield* createApplication(input)
+            return { application: created.application, created: Option.some(created) }
+          }
+          yield* validateApplication(input)
+          const current = existing.value
+          const wanted: Application = {
+            ...current,
+            ...applicationFields(input, input.pushUpdates ?? current.pushUpdates),
+            clientIdHash: input.clientId === undefined ? current.clientIdHash : hashSecret(input.clientId),
+            clientSecretHash: input.clientSecret === undefined ? current.clientSecretHash : hashSecret(input.clientSecret)
+          }
+          if (JSON.stringify(wanted) !== JSON.stringify(current)) {
+            yield* store.updateApplication(wanted)
+            yield* record("application_updated", null, current.id, { name: current.name })
+          }
+          return { application: wanted, created: Option.none() }
+        })
+
+      const setPermissionsOn = (uid: string, application: Application, permissions: ReadonlyArray<string>) =>
         Effect.gen(function*() {
-          yield* check("password", passwordProblem(password))
-          yield* existing(uid)
-          yield* store.setPasswordHash(uid, yield* passwords.hash(password))
-          yield* record("password_changed", uid, null)
-        }),
-      setPermissions: (uid, applicationName, permissions) =>
+          yield* check("permissions", permissionsProblem(permissions))
+          const unknown = permissions.filter((name) => !application.permissions.includes(name))
+          yield* check("permissions", unknown.length === 0 ? undefined : `are not known to ${application.name}: ${unknown.join(", ")}`)
+          const before = (yield* store.permissionsOf(uid)).find((held) => held.applicationId === application.id)
+          yield* store.setPermissions(uid, application.id, normalisePermissions(permissions))
+          yield* record("permissions_changed", uid, application.id, { permissions: normalisePermissions(permissions) })
+          yield* push(uid, ["update"])
+          if (before?.permissions.includes(SIGNIN) === true && !permissions.includes(SIGNIN)) {
+            yield* push(uid, ["reauth"], (target) => target.id === application.id)
+          }
+        })
+
+      const createUser = (input: NewUser) =>
         Effect.gen(function*() {
-          yield* existing(uid)
-          const application = yield* applicationNamed(applicationName)
-          yield* store.atomically(setPermissionsOn(uid, application, permissions))
-          return yield* userDetails(uid)
-        }),
-      suspend: (uid, reason) =>
-        Effect.gen(function*() {
-          yield* check("reason", textProblem(reason, { min: 1, max: 500 }))
-          const at = yield* now
-          const suspended = yield* store.atomically(Effect.gen(function*() {
-            const suspended = yield* store.setSuspension(uid, { at, reason })
-            if (Option.isNone(suspended)) return yield* new NotFound({ what: "user" })
-            const revoked = yield* store.revokeTokens({ userUid: uid }, at)
-            yield* store.deleteSessionsOf(uid)
-            yield* record("user_suspended", uid, null, { reason, revoked_tokens: revoked })
-            yield* push(uid, ["update", "reauth"])
-            return suspended.value
-          }))
-          return yield* detailsOf(suspended)
-        }),
-      unsuspend: (uid) =>
-        Effect.gen(function*() {
-          const user = yield* store.atomically(Effect.gen(function*() {
-            const user = yield* store.setSuspension(uid, null)
-            if (Option.isNone(user)) return yield* new NotFound({ what: "user" })
-            yield* record("user_unsuspended", uid, null)
-            yield* push(uid, ["update"])
-            return user.value
-          }))
+          yield* check("email", emailProblem(input.email))
+          yield* check("name", textProblem(input.name, { min: 1, max: 200 }))
+          if (input.password !== undefined) yield* check("password", passwordProblem(input.password))
+          const ssoApplication = input.admin === true ? Option.some(yield* applicationNamed(SSO_APPLICATION)) : Option.none()
+          const user: User = {
+            uid: randomUUID(),
+            name: input.name.trim(),
+            email: input.email.trim(),
+            passwordHash: input.password === undefined ? null : yield* passwords.hash(input.password),
+            isApiUser: input.apiUser ?? false,
+            organisationSlug: input.organisationSlug ?? null,
+            organisationContentId: input.organisationContentId ?? null,
+            suspendedAt: null,
+            suspensionReason: null,
+            failedSignIns: 0,
+            lockedUntil: null,
+            createdAt: yield* now
+          }
+          yield* store.insertUser(user)
+          yield* record("user_created", user.uid, null, { api_user: user.isApiUser })
+          if (Option.isSome(ssoApplication)) yield* setPermissionsOn(user.uid, ssoApplication.value, [SIGNIN, ADMIN])
           return yield* detailsOf(user)
-        }),
-      unlock: (uid) =>
-        Effect.gen(function*() {
-          const user = yield* store.clearFailedSignIns(uid)
-          if (Option.isNone(user)) return yield* new NotFound({ what: "user" })
-          yield* record("user_unlocked", uid, null)
-          return yield* detailsOf(user.value)
-        }),
-      issueApiToken: (uid, applicationName, options = {}) =>
-        Effect.gen(function*() {
-          const lifetime = options.expiresIn ?? settings.apiTokenLifetime
-          yield* check("expires_in", Duration.toSeconds(lifetime) >= 60 ? undefined : "must be at least 60 seconds")
-          yield* check("token", options.token === undefined || isSecretShaped(options.token) ? undefined : "must be 32 lowercase hex characters")
-          yield* existing(uid)
-          const application = yield* applicationNamed(applicationName)
-          const at = yield* now
-          const token = options.token ?? newSecret()
-          const id = randomUUID()
-          const expiresAt = new Date(at.getTime() + Duration.toMillis(lifetime))
-          yield* store.insertAccessToken(
-            apiTokenRecord({ id, secret: token, applicationId: application.id, userUid: uid, createdAt: at, expiresAt })
-          )
-          yield* record("api_token_issued", uid, application.id, { token_id: id, expires_at: expiresAt.toISOString() })
-          return { id, token, issuedAt: at, expiresAt }
-        }),
-      revokeToken: (id) =>
-        Effect.gen(function*() {
-          const token = yield* store.accessTokenById(id)
-          if (Option.isNone(token)) return yield* new NotFound({ what: "token" })
-          yield* store.revokeTokens({ accessTokenId: id }, yield* now)
-          yield* record("token_revoked", token.value.userUid, token.value.applicationId, { token_id: id })
-        }),
-      events: ({ limit, userUid }) => store.events({ limit: limit ?? 100, ...(userUid === undefined ? {} : { userUid }) })
-    }
-  })
-)
+        })
+
+      const existing = (uid: string) =>
+        Effect.flatMap(store.userByUid(uid), Option.match({
+          onNone: () => Effect.fail(new NotFound({ what: "user" })),
+          onSome: Effect.succeed
+        }))
+
+      return {
+        createApplication,
+        ensureApplication,
+        application: applicationNamed,
+        applications: store.listApplications,
+        createUser,
+        user: userDetails,
+        userByEmail: (email) => Effect.flatMap(store.userByEmail(email), found),
+        users: Effect.flatMap(store.listUsers, (users) => Effect.forEach(users, detailsOf)),
+        updateUser: (uid, changes) =>
+          Effect.gen(function*() {
+            if (changes.email !== undefined) yield* check("email", emailProblem(changes.email))
+            if (changes.name !== undefined) yield* check("name", textProblem(changes.name, { min: 1, max: 200 }))
+            const updated = yield* store.atomically(Effect.gen(function*() {
+              const updated = yield* store.updateUser(uid, changes)
+              if (Option.isNone(updated)) return yield* new NotFound({ what: "user" })
+              yield* record("user_updated", uid, null, { fields: Object.keys(changes) })
+              yield* push(uid, ["update"])
+              return updated.value
+            }))
+            return yield* detailsOf(updated)
+          }),
+        setPassword: (uid, password) =>
+          Effect.gen(function*() {
+            yield* check("password", passwordProblem(password))
+            yield* existing(uid)
+            yield* store.setPasswordHash(uid, yield* passwords.hash(password))
+            yield* record("password_changed", uid, null)
+          }),
+        setPermissions: (uid, applicationName, permissions) =>
+          Effect.gen(function*() {
+            yield* existing(uid)
+            const application = yield* applicationNamed(applicationName)
+            yield* store.atomically(setPermissionsOn(uid, application, permissions))
+            return yield* userDetails(uid)
+          }),
+        suspend: (uid, reason) =>
+          Effect.gen(function*() {
+            yield* check("reason", textProblem(reason, { min: 1, max: 500 }))
+            const at = yield* now
+            const suspended = yield* store.atomically(Effect.gen(function*() {
+              const suspended = yield* store.setSuspension(uid, { at, reason })
+              if (Option.isNone(suspended)) return yield* new NotFound({ what: "user" })
+              const revoked = yield* store.revokeTokens({ userUid: uid }, at)
+              yield* store.deleteSessionsOf(uid)
+              yield* record("user_suspended", uid, null, { reason, revoked_tokens: revoked })
+              yield* push(uid, ["update", "reauth"])
+              return suspended.value
+            }))
+            return yield* detailsOf(suspended)
+          }),
+        unsuspend: (uid) =>
+          Effect.gen(function*() {
+            const user = yield* store.atomically(Effect.gen(function*() {
+              const user = yield* store.setSuspension(uid, null)
+              if (Option.isNone(user)) return yield* new NotFound({ what: "user" })
+              yield* record("user_unsuspended", uid, null)
+              yield* push(uid, ["update"])
+              return user.value
+            }))
+            return yield* detailsOf(user)
+          }),
+        unlock: (uid) =>
+          Effect.gen(function*() {
+            const user = yield* store.clearFailedSignIns(uid)
+            if (Option.isNone(user)) return yield* new NotFound({ what: "user" })
+            yield* record("user_unlocked", uid, null)
+            return yield* detailsOf(user.value)
+          }),
+        issueApiToken: (uid, applicationName, options = {}) =>
+          Effect.gen(function*() {
+            const lifetime = options.expiresIn ?? settings.apiTokenLifetime
+            yield* check("expires_in", Duration.toSeconds(lifetime) >= 60 ? undefined : "must be at least 60 seconds")
+            yield* check("token", options.token === undefined || isSecretShaped(options.token) ? undefined : "must be 32 lowercase hex characters")
+            yield* existing(uid)
+            const application = yield* applicationNamed(applicationName)
+            const at = yield* now
+            const token = options.token ?? newSecret()
+            const id = randomUUID()
+            const expiresAt = new Date(at.getTime() + Duration.toMillis(lifetime))
+            yield* store.insertAccessToken(
+              apiTokenRecord({ id, secret: token, applicationId: application.id, userUid: uid, createdAt: at, expiresAt })
+            )
+            yield* record("api_token_issued", uid, application.id, { token_id: id, expires_at: expiresAt.toISOString() })
+            return { id, token, issuedAt: at, expiresAt }
+          }),
+        revokeToken: (id) =>
+          Effect.gen(function*() {
+            const token = yield* store.accessTokenById(id)
+            if (Option.isNone(token)) return yield* new NotFound({ what: "token" })
+            yield* store.revokeTokens({ accessTokenId: id }, yield* now)
+            yield* record("token_revoked", token.value.userUid, token.value.applicationId, { token_id: id })
+          }),
+        events: ({ limit, userUid }) => store.events({ limit: limit ?? 100, ...(userUid === undefined ? {} : { userUid }) })
+      }
+    })
+  )
+}
+

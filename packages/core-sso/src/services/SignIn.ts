@@ -1,9 +1,10 @@
+import { now } from "@civicstack/kit"
 import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import type { SignInSession, User } from "../domain/records"
 import { hashSecret, isSecretShaped, newSecret } from "../domain/secrets"
 import { StoreError } from "../storage/SsoStore"
-import { enqueuePushes } from "./pushes"
-import { now, SsoParts } from "./SsoParts"
+import { enqueuePushes } from "./pushQueue"
+import { SsoParts } from "./SsoParts"
 import { makeThrottle } from "./throttle"
 
 /** Why a sign-in did not succeed, as the sign-in page tells the person. */
@@ -44,89 +45,90 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
   /** The signed-in session of a session id, seen now; none once idle for longer than the idle timeout. */
   readonly current: (sessionId: string) => Effect.Effect<Option.Option<CurrentSession>, StoreError>
   readonly signOut: (sessionId: string) => Effect.Effect<Option.Option<User>, StoreError>
-}>() {}
+}>() {
+  static readonly layer = Layer.effect(
+    SignIn,
+    Effect.gen(function*() {
+      const parts = yield* SsoParts
+      const { passwords, settings, store } = parts
+      const limits = settings.signIn
+      const throttle = makeThrottle(store, limits.window)
 
-export const signInLayer = Layer.effect(
-  SignIn,
-  Effect.gen(function*() {
-    const parts = yield* SsoParts
-    const { passwords, settings, store } = parts
-    const limits = settings.signIn
-    const throttle = makeThrottle(store, limits.window)
+      const record = (kind: string, userUid: string | null, detail: Record<string, unknown> = {}) =>
+        Effect.flatMap(now, (at) => store.appendEvent({ at, kind, userUid, applicationId: null, detail }))
 
-    const record = (kind: string, userUid: string | null, detail: Record<string, unknown> = {}) =>
-      Effect.flatMap(now, (at) => store.appendEvent({ at, kind, userUid, applicationId: null, detail }))
-
-    const current = (sessionId: string) =>
-      Effect.gen(function*() {
-        if (!isSecretShaped(sessionId)) return Option.none()
-        const at = yield* now
-        const idleSince = new Date(at.getTime() - Duration.toMillis(settings.sessionIdleTimeout))
-        const session = yield* store.touchSession(hashSecret(sessionId), idleSince, at)
-        if (Option.isNone(session)) return Option.none()
-        const user = yield* store.userByUid(session.value.userUid)
-        if (Option.isNone(user) || user.value.suspendedAt !== null) return Option.none()
-        return Option.some({ session: session.value, user: user.value })
-      })
-
-    return {
-      signIn: ({ address, email, password }) =>
+      const current = (sessionId: string) =>
         Effect.gen(function*() {
+          if (!isSecretShaped(sessionId)) return Option.none()
           const at = yield* now
-          const addressRule = [{ key: `sign-in:${address}`, limit: limits.perAddress }]
-          const wait = yield* throttle.retryAfter(addressRule, at)
-          if (wait !== undefined) return yield* new SignInThrottled({ retryAfterSeconds: wait })
-          const user = Option.getOrNull(yield* store.userByEmail(email.trim()))
-          const rightPassword = yield* passwords.verifyOrDummy(user?.passwordHash ?? null, password)
-          if (user === null || !rightPassword) {
-            yield* throttle.recordFailure(addressRule, at)
-            if (user !== null) {
-              const counted = yield* store.recordFailedSignIn(user.uid, {
-                lockAfter: limits.lockAfter,
-                lockUntil: new Date(at.getTime() + Duration.toMillis(limits.lockFor))
-              })
-              const justLocked = Option.exists(counted, (after) => after.failedSignIns === limits.lockAfter)
-              yield* record(justLocked ? "account_locked" : "sign_in_failed", user.uid)
-            }
-            return yield* new SignInRefused({ reason: "invalid", message: INVALID })
-          }
-          if (user.lockedUntil !== null && user.lockedUntil.getTime() > at.getTime()) {
-            yield* record("sign_in_refused", user.uid, { reason: "locked" })
-            return yield* new SignInRefused({
-              reason: "locked",
-              message: "This account is locked after too many wrong passwords. Try again in an hour, or ask an administrator to unlock it."
-            })
-          }
-          if (user.suspendedAt !== null) {
-            yield* record("sign_in_refused", user.uid, { reason: "suspended" })
-            return yield* new SignInRefused({
-              reason: "suspended",
-              message: "This account is suspended. Ask an administrator if you think this is a mistake."
-            })
-          }
-          yield* store.clearFailedSignIns(user.uid)
-          const sessionId = newSecret()
-          const csrfToken = newSecret()
-          yield* store.insertSession({ idHash: hashSecret(sessionId), userUid: user.uid, csrfToken, authTime: at, lastSeenAt: at })
-          yield* record("signed_in", user.uid)
-          return { sessionId, csrfToken, user }
-        }),
-      current,
-      signOut: (sessionId) =>
-        Effect.gen(function*() {
-          const signedIn = yield* current(sessionId)
-          if (Option.isNone(signedIn)) return Option.none()
-          const { user } = signedIn.value
-          yield* store.atomically(Effect.gen(function*() {
-            yield* store.deleteSession(signedIn.value.session.idHash)
-            yield* record("signed_out", user.uid)
-            yield* enqueuePushes(user.uid, ["reauth"]).pipe(
-              Effect.provideService(SsoParts, parts),
-              Effect.catchTag("JobQueueError", (cause) => new StoreError({ message: "sso: queueing pushes failed", cause }))
-            )
-          }))
-          return Option.some(signedIn.value.user)
+          const idleSince = new Date(at.getTime() - Duration.toMillis(settings.sessionIdleTimeout))
+          const session = yield* store.touchSession(hashSecret(sessionId), idleSince, at)
+          if (Option.isNone(session)) return Option.none()
+          const user = yield* store.userByUid(session.value.userUid)
+          if (Option.isNone(user) || user.value.suspendedAt !== null) return Option.none()
+          return Option.some({ session: session.value, user: user.value })
         })
-    }
-  })
-)
+
+      return {
+        signIn: ({ address, email, password }) =>
+          Effect.gen(function*() {
+            const at = yield* now
+            const addressRule = [{ key: `sign-in:${address}`, limit: limits.perAddress }]
+            const wait = yield* throttle.retryAfter(addressRule, at)
+            if (wait !== undefined) return yield* new SignInThrottled({ retryAfterSeconds: wait })
+            const user = Option.getOrNull(yield* store.userByEmail(email.trim()))
+            const rightPassword = yield* passwords.verifyOrDummy(user?.passwordHash ?? null, password)
+            if (user === null || !rightPassword) {
+              yield* throttle.recordFailure(addressRule, at)
+              if (user !== null) {
+                const counted = yield* store.recordFailedSignIn(user.uid, {
+                  lockAfter: limits.lockAfter,
+                  lockUntil: new Date(at.getTime() + Duration.toMillis(limits.lockFor))
+                })
+                const justLocked = Option.exists(counted, (after) => after.failedSignIns === limits.lockAfter)
+                yield* record(justLocked ? "account_locked" : "sign_in_failed", user.uid)
+              }
+              return yield* new SignInRefused({ reason: "invalid", message: INVALID })
+            }
+            if (user.lockedUntil !== null && user.lockedUntil.getTime() > at.getTime()) {
+              yield* record("sign_in_refused", user.uid, { reason: "locked" })
+              return yield* new SignInRefused({
+                reason: "locked",
+                message: "This account is locked after too many wrong passwords. Try again in an hour, or ask an administrator to unlock it."
+              })
+            }
+            if (user.suspendedAt !== null) {
+              yield* record("sign_in_refused", user.uid, { reason: "suspended" })
+              return yield* new SignInRefused({
+                reason: "suspended",
+                message: "This account is suspended. Ask an administrator if you think this is a mistake."
+              })
+            }
+            yield* store.clearFailedSignIns(user.uid)
+            const sessionId = newSecret()
+            const csrfToken = newSecret()
+            yield* store.insertSession({ idHash: hashSecret(sessionId), userUid: user.uid, csrfToken, authTime: at, lastSeenAt: at })
+            yield* record("signed_in", user.uid)
+            return { sessionId, csrfToken, user }
+          }),
+        current,
+        signOut: (sessionId) =>
+          Effect.gen(function*() {
+            const signedIn = yield* current(sessionId)
+            if (Option.isNone(signedIn)) return Option.none()
+            const { user } = signedIn.value
+            yield* store.atomically(Effect.gen(function*() {
+              yield* store.deleteSession(signedIn.value.session.idHash)
+              yield* record("signed_out", user.uid)
+              yield* enqueuePushes(user.uid, ["reauth"]).pipe(
+                Effect.provideService(SsoParts, parts),
+                Effect.catchTag("JobQueueError", (cause) => new StoreError({ message: "sso: queueing pushes failed", cause }))
+              )
+            }))
+            return Option.some(signedIn.value.user)
+          })
+      }
+    })
+  )
+}
+

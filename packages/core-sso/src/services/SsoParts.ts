@@ -1,10 +1,10 @@
 import type { JobQueue } from "@civicstack/jobs"
-import { Clock, Context, Effect } from "effect"
+import { Context } from "effect"
 import type { SsoSettings } from "../settings"
 import type { SsoStore } from "../storage/SsoStore"
 import type { IdTokens } from "./idTokens"
 import type { Passwords } from "./Passwords"
-import type { PushTransport } from "./pushTransport"
+import type { PushTransport } from "./PushTransport"
 
 /**
  * The internal parts of one SSO, built once by `layerSql` or `layerMemory` and shared by its services and workers.
@@ -18,5 +18,3 @@ export class SsoParts extends Context.Tag("@civicstack/core-sso/SsoParts")<SsoPa
   readonly pushTransport: Context.Tag.Service<PushTransport>
   readonly idTokens: IdTokens
 }>() {}
-
-export const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))

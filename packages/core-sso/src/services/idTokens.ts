@@ -1,3 +1,4 @@
+import { now } from "@civicstack/kit"
 import { Duration, Effect, Option } from "effect"
 import type { Context } from "effect"
 import { exportJWK, generateKeyPair, importJWK, SignJWT } from "jose"
@@ -5,7 +6,6 @@ import type { JWK } from "jose"
 import { randomUUID } from "node:crypto"
 import type { SigningKey } from "../domain/records"
 import type { SsoStore, StoreError } from "../storage/SsoStore"
-import { now } from "./SsoParts"
 
 const ALGORITHM = "RS256"
 

@@ -1,3 +1,4 @@
+import { StoreError } from "@civicstack/kit"
 import { Context, Schema } from "effect"
 import type { Effect, Option } from "effect"
 import type {
@@ -12,10 +13,7 @@ import type {
   User
 } from "../domain/records"
 
-export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
-  message: Schema.String,
-  cause: Schema.optional(Schema.Defect)
-}) {}
+export { StoreError }
 
 /** A unique value is taken: an application name, a user's email (compared case-insensitively), a client id. */
 export class AlreadyTaken extends Schema.TaggedError<AlreadyTaken>()("AlreadyTaken", {

@@ -257,7 +257,5 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
 }
 
 /** A store of its own in this process: for tests, scripts and embedding without a database. */
-export const layerMemory: Layer.Layer<SsoStore> = Layer.effect(
-  SsoStore,
-  Effect.map(Effect.makeSemaphore(1), makeMemoryStore)
-)
+export const layerMemory = (): Layer.Layer<SsoStore> =>
+  Layer.effect(SsoStore, Effect.map(Effect.makeSemaphore(1), makeMemoryStore))

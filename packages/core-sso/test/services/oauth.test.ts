@@ -4,7 +4,7 @@ import { layerMemory } from "../../src/layers"
 import { Authorization } from "../../src/services/Authorization"
 import { Directory } from "../../src/services/Directory"
 import { OAuthServer } from "../../src/services/OAuthServer"
-import { authorizeQuery, basic, codeFor, exchangeCode, origin, publisherAndAda, REDIRECT_URI, userWith } from "./harness"
+import { authorizeQuery, basic, codeFor, exchangeCode, origin, publisherAndAda, REDIRECT_URI, userWith } from "../fixtures/harness"
 
 const sso = () => layerMemory({ passwordHashConcurrency: 2 })
 

@@ -4,7 +4,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose"
 import type { JWK } from "jose"
 import { layerMemory } from "../../src/layers"
 import { OAuthServer } from "../../src/services/OAuthServer"
-import { basic, codeFor, exchangeCode, origin, publisherAndAda } from "./harness"
+import { basic, codeFor, exchangeCode, origin, publisherAndAda } from "../fixtures/harness"
 
 const sso = () => layerMemory({ issuer: "https://sso.example" })
 

@@ -3,7 +3,7 @@ import { Effect, Either, Option, TestClock } from "effect"
 import { layerMemory } from "../../src/layers"
 import { Directory } from "../../src/services/Directory"
 import { SignIn } from "../../src/services/SignIn"
-import { PASSWORD, publisherAndAda } from "./harness"
+import { PASSWORD, publisherAndAda } from "../fixtures/harness"
 
 const sso = () => layerMemory()
 

@@ -3,7 +3,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Option, Schedule } from "effect"
 import { testPool } from "@civicstack/kit/testing"
 import { SsoStore } from "../../src/storage/SsoStore"
-import { layerSqlWith } from "../../src/storage/sql"
+import { layerSql } from "../../src/storage/sql"
 import { createTestDatabase } from "./backends"
 import { anApplication, aUser } from "./suite"
 
@@ -21,7 +21,7 @@ const eventually = <A, E>(read: Effect.Effect<A, E>, accept: (value: A) => boole
 /** One copy of the store as a server runs it: a pool of its own, listening for the other copies' changes. */
 const copy = (url: string) =>
   ManagedRuntime.make(
-    Layer.unwrapEffect(Effect.map(PgClient.PgClient, ({ listen }) => layerSqlWith({ listen }))).pipe(
+    Layer.unwrapEffect(Effect.map(PgClient.PgClient, ({ listen }) => layerSql({ listen }))).pipe(
       Layer.provide(testPool(url))
     )
   )

@@ -1,9 +1,6 @@
-import { afterAll, beforeAll } from "@effect/vitest"
-import { sharedPglite } from "./backends"
+import { suiteOnPglite } from "@civicstack/kit/testing"
+import { migrate } from "../../src/migrations/index"
+import { pgliteBackend } from "./backends"
 import { ssoStoreSuite } from "./suite"
 
-const database = sharedPglite()
-beforeAll(database.open)
-afterAll(database.close)
-
-ssoStoreSuite("PGlite", database.backend)
+suiteOnPglite(migrate, pgliteBackend, ssoStoreSuite)

@@ -1,15 +1,6 @@
-import { afterAll, beforeAll, describe } from "@effect/vitest"
-import { createTestDatabase, postgresBackend } from "./backends"
+import { suiteOnPostgres } from "@civicstack/kit/testing"
+import { migrate } from "../../src/migrations/index"
+import { postgresBackend } from "./backends"
 import { ssoStoreSuite } from "./suite"
 
-const serverUrl = process.env["TEST_DATABASE_URL"]
-
-describe.skipIf(serverUrl === undefined)("PostgreSQL", () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined
-  beforeAll(async () => {
-    database = await createTestDatabase(serverUrl!)
-  })
-  afterAll(() => database?.drop())
-
-  ssoStoreSuite("PostgreSQL", () => postgresBackend(database!.url))
-})
+suiteOnPostgres("ssostore", migrate, postgresBackend, ssoStoreSuite)

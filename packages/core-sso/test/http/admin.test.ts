@@ -1,10 +1,8 @@
-import * as Fs from "node:fs/promises"
-import * as Os from "node:os"
-import * as Path from "node:path"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { count, startInProcessServer } from "./inProcessServer"
-import type { InProcessServer } from "./inProcessServer"
-import { writeBootstrap } from "./sso/bootstrap"
+import { Directory } from "../../src/services/Directory"
+import { startSsoHost } from "./server"
+import type { SsoHost } from "./server"
 
 const ADMIN_TOKEN = "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0"
 const EDITOR_TOKEN = "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1"
@@ -23,17 +21,15 @@ const document = {
   ]
 }
 
-let server: InProcessServer
-let bootstrap: Awaited<ReturnType<typeof writeBootstrap>>
+let server: SsoHost
 
 beforeAll(async () => {
-  bootstrap = await writeBootstrap(document)
-  server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: bootstrap.file, SERVICES: "sso" })
+  server = await startSsoHost({ bootstrap: document })
 })
-afterAll(async () => {
-  await server?.close()
-  await bootstrap?.remove()
-})
+afterAll(() => server?.close())
+
+/** How many users the store holds. */
+const userCount = () => server.run(Effect.flatMap(Directory, (directory) => Effect.map(directory.users, (users) => users.length)))
 
 const admin = (method: string, path: string, body?: unknown, token = ADMIN_TOKEN) =>
   fetch(`${server.url}${path}`, {
@@ -58,10 +54,10 @@ describe("the admin API", () => {
     const editor = await admin("GET", "/admin/users", undefined, EDITOR_TOKEN)
     expect(editor.status).toBe(403)
     expect(await json(editor)).toEqual({ error: "This token's user is not an administrator of the sign-on" })
-    const before = await count(server, "sso.users")
+    const before = await userCount()
     const refused = await admin("POST", "/admin/users", { email: "x@example.com", name: "X" }, EDITOR_TOKEN)
     expect(refused.status).toBe(403)
-    expect(await count(server, "sso.users")).toBe(before)
+    expect(await userCount()).toBe(before)
   })
 
   it("creates an application and shows its credentials once", async () => {
@@ -85,7 +81,7 @@ describe("the admin API", () => {
   })
 
   it("refuses bad input with a 400 naming the field, and a taken email with 409, changing nothing", async () => {
-    const before = await count(server, "sso.users")
+    const before = await userCount()
     const cases: Array<[unknown, number, string]> = [
       [{ email: "not an email", name: "X" }, 400, "email"],
       [{ email: "x@example.com", name: "" }, 400, "name"],
@@ -104,7 +100,7 @@ describe("the admin API", () => {
       body: "{"
     })
     expect(malformed.status).toBe(400)
-    expect(await count(server, "sso.users")).toBe(before)
+    expect(await userCount()).toBe(before)
   })
 
   it("manages a user: create, change, permissions, token, suspend, unsuspend, unlock, events", async () => {
@@ -156,59 +152,5 @@ describe("the admin API", () => {
     ])
     expect(events.find((event: any) => event.kind === "permissions_changed").application).toBe("Publisher")
     expect((await admin("GET", "/admin/users/no-such-user")).status).toBe(404)
-  })
-})
-
-describe("the bootstrap file", () => {
-  it("applied again at the next start changes nothing", async () => {
-    const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "civicstack-bootstrap-twice-"))
-    const counts = async (running: InProcessServer) =>
-      Promise.all(["sso.applications", "sso.users", "sso.permissions", "sso.access_tokens", "sso.events"].map((table) => count(running, table)))
-    try {
-      const first = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: bootstrap.file, SERVICES: "sso", DATA_DIR: dataDir })
-      const afterFirst = await counts(first)
-      await first.close()
-      const second = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: bootstrap.file, SERVICES: "sso", DATA_DIR: dataDir })
-      expect(await counts(second)).toEqual(afterFirst)
-      await second.close()
-    } finally {
-      await Fs.rm(dataDir, { recursive: true, force: true })
-    }
-  })
-
-  it("a bad file stops the start with a message naming it", async () => {
-    const bad = await writeBootstrap({ applications: [{ name: 3 }] })
-    try {
-      await expect(startInProcessServer({ CIVICSTACK_BOOTSTRAP: bad.file, SERVICES: "sso" })).rejects.toThrow(/CIVICSTACK_BOOTSTRAP/)
-    } finally {
-      await bad.remove()
-    }
-  })
-})
-
-describe("first start", () => {
-  it("creates the sign-on's applications and accounts once and writes the secrets to a private file", async () => {
-    const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "civicstack-first-"))
-    try {
-      const first = await startInProcessServer({ SERVICES: "sso", DATA_DIR: dataDir })
-      const file = Path.join(dataDir, "first-run.json")
-      expect((await Fs.stat(file)).mode & 0o777).toBe(0o600)
-      const { secrets } = JSON.parse(await Fs.readFile(file, "utf8")) as { secrets: Array<{ what: string; value: string }> }
-      const adminToken = secrets.find(({ what }) => what.startsWith("admin API token"))!.value
-      const users = await fetch(`${first.url}/admin/users`, { headers: { authorization: `Bearer ${adminToken}` } })
-      expect(users.status).toBe(200)
-      expect((await json(users)).users.map((user: any) => user.email)).toEqual(["admin@civicstack.local", "api@civicstack.local"])
-      const serviceToken = secrets.find(({ what }) => what.endsWith("link-checker-api"))!.value
-      const serviceUser = await fetch(`${first.url}/user.json`, { headers: { authorization: `Bearer ${serviceToken}` } })
-      expect(serviceUser.status).toBe(200)
-      await first.close()
-      await Fs.rm(file)
-      const second = await startInProcessServer({ SERVICES: "sso", DATA_DIR: dataDir })
-      await expect(Fs.stat(file)).rejects.toThrow()
-      expect(await count(second, "sso.users")).toBe(2)
-      await second.close()
-    } finally {
-      await Fs.rm(dataDir, { recursive: true, force: true })
-    }
   })
 })

@@ -6,7 +6,7 @@ import { OAuthServer } from "../../src/services/OAuthServer"
 import { SignIn } from "../../src/services/SignIn"
 import { startPushReceiver } from "../fixtures/pushReceiver"
 import type { ReceivedPush } from "../fixtures/pushReceiver"
-import { codeFor, exchangeCode, origin, PASSWORD } from "./harness"
+import { codeFor, exchangeCode, origin, PASSWORD } from "../fixtures/harness"
 
 let receiver: Awaited<ReturnType<typeof startPushReceiver>>
 beforeAll(async () => {

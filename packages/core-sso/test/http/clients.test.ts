@@ -1,46 +1,36 @@
 import * as oauth from "oauth4webapi"
 import * as client from "openid-client"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freePort } from "./serverProcess"
-import { startInProcessServer } from "./inProcessServer"
-import type { InProcessServer } from "./inProcessServer"
-import { writeBootstrap } from "./sso/bootstrap"
-import { signInThrough } from "./sso/browser"
+import { signInThrough } from "../fixtures/browser"
+import { startSsoHost } from "./server"
+import type { SsoHost } from "./server"
 
 const CLIENT_ID = "1111111111111111aaaaaaaaaaaaaaaa"
 const CLIENT_SECRET = "2222222222222222bbbbbbbbbbbbbbbb"
 const REDIRECT_URI = "https://client.example/auth/callback"
 const PASSWORD = "independent clients"
 
-let server: InProcessServer
+let server: SsoHost
 let issuer: URL
-let bootstrap: Awaited<ReturnType<typeof writeBootstrap>>
 
 beforeAll(async () => {
-  bootstrap = await writeBootstrap({
-    applications: [{
-      name: "Stock client",
-      home_uri: "https://client.example",
-      redirect_uris: [REDIRECT_URI],
-      client_id: CLIENT_ID,
-      client_secret: CLIENT_SECRET,
-      permissions: ["signin", "editor"]
-    }],
-    users: [{ email: "ada@example.com", name: "Ada Lovelace", password: PASSWORD, permissions: { "Stock client": ["signin", "editor"] } }]
-  })
-  const port = await freePort()
-  server = await startInProcessServer({
-    PORT: String(port),
-    PUBLIC_SITE_URL: `http://127.0.0.1:${port}`,
-    CIVICSTACK_BOOTSTRAP: bootstrap.file,
-    SERVICES: "sso"
+  server = await startSsoHost({
+    issuerIsHost: true,
+    bootstrap: {
+      applications: [{
+        name: "Stock client",
+        home_uri: "https://client.example",
+        redirect_uris: [REDIRECT_URI],
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        permissions: ["signin", "editor"]
+      }],
+      users: [{ email: "ada@example.com", name: "Ada Lovelace", password: PASSWORD, permissions: { "Stock client": ["signin", "editor"] } }]
+    }
   })
   issuer = new URL(server.url)
 })
-afterAll(async () => {
-  await server?.close()
-  await bootstrap?.remove()
-})
+afterAll(() => server?.close())
 
 describe("openid-client", () => {
   it("discovers the provider, signs in with PKCE and a nonce, validates the id_token, reads userinfo and refreshes", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
-import { makeBatches } from "../../src/storage/batches"
+import { makeBatches } from "../../../src/storage/sql/batches"
 
 /** Until the next turn of the event loop, when the batches waiting for it have started. */
 const nextTurn = Effect.async<void>((resume) => {

@@ -1,15 +1,16 @@
+import { now } from "@civicstack/kit"
 import { runWorker } from "@civicstack/jobs"
 import type { JobInfo, WorkerOptions } from "@civicstack/jobs"
 import { Duration, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { SIGNIN, USER_UPDATE_PERMISSION } from "../domain/permissions"
-import type { PermissionsByApplication, PushKind } from "../domain/pushes"
+import type { PermissionsByApplication } from "../domain/pushes"
 import { pushUrl, updateBody } from "../domain/pushes"
 import { apiTokenRecord } from "../domain/records"
 import type { Application } from "../domain/records"
 import { newSecret } from "../domain/secrets"
-import { PushDelivery, pushDedupeKey } from "./pushJob"
-import { now, SsoParts } from "./SsoParts"
+import { PushDelivery } from "../services/pushQueue"
+import { SsoParts } from "../services/SsoParts"
 
 /** The built-in API user whose token every push carries. */
 export const PUSH_USER_EMAIL = "push@civicstack.local"
@@ -26,24 +27,6 @@ export class PushNotDelivered extends Schema.TaggedError<PushNotDelivered>()("Pu
 }) {}
 
 const receiverMayAcceptLater = (status: number) => status === 429 || status >= 500
-
-/**
- * Queues pushes of a user's change to every application that takes pushes and was ever issued a token for them.
- * Called inside the transaction of the change, so the change and its pushes are kept or lost together.
- */
-export const enqueuePushes = (userUid: string, kinds: ReadonlyArray<PushKind>, only?: (application: Application) => boolean) =>
-  Effect.gen(function*() {
-    const { jobs, store } = yield* SsoParts
-    for (const applicationId of yield* store.applicationsUsedBy(userUid)) {
-      const application = yield* store.applicationById(applicationId)
-      if (Option.isNone(application) || !application.value.pushUpdates || application.value.retired) continue
-      if (only !== undefined && !only(application.value)) continue
-      for (const kind of kinds) {
-        const payload = { kind, userUid, applicationId }
-        yield* jobs.enqueue(PushDelivery, payload, { dedupeKey: pushDedupeKey(payload) })
-      }
-    }
-  })
 
 /** The push user's live token for an application, issuing and keeping a new one when needed (one copy at a time). */
 const pushToken = (application: Application) =>

@@ -1,5 +1,5 @@
 import { Clock, Duration, Effect, Option } from "effect"
-import type { StoreError } from "./SsoStore"
+import type { StoreError } from "../SsoStore"
 
 /**
  * Reads the SQL store keeps in memory (token holders for `GET /user.json`, applications for client authentication),

@@ -1,0 +1,87 @@
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Cause, Context, Effect, Exit, Layer, Schema, Scope } from "effect"
+import { createServer } from "node:http"
+import * as Net from "node:net"
+import { AdminGroup } from "../../src/api/admin"
+import { BrowserGroup, OAuthGroup } from "../../src/api/SsoApi"
+import { ssoHandlers } from "../../src/http/handlers"
+import { layerMemory } from "../../src/layers"
+import type { SsoServices } from "../../src/layers"
+import { applyBootstrap, BootstrapDocument } from "../../src/services/setup"
+import type { SsoParts } from "../../src/services/SsoParts"
+import type { SsoSettings } from "../../src/settings"
+
+/** The SSO's endpoints under a host's own API identifier, as a host serves them. */
+const api = HttpApi.make("testhost").add(OAuthGroup).add(BrowserGroup).add(AdminGroup)
+
+/**
+ * What the host (apps/server's `requestGuard`) does for a request the contract's schemas refuse before any handler
+ * runs (an admin body without a required field): the `{"error", "details"}` envelope with 400, naming the fields.
+ */
+const hostGuard = HttpApiBuilder.middleware(Effect.succeed((app) =>
+  app.pipe(Effect.catchAllCause((cause) => {
+    const error: unknown = Cause.squash(cause)
+    if (!(error instanceof HttpApiDecodeError)) return Effect.failCause(cause)
+    const details: Record<string, string> = {}
+    for (const issue of error.issues) details[issue.path.length === 0 ? "body" : issue.path.map(String).join(".")] ??= issue.message
+    const summary = Object.entries(details).map(([field, message]) => `${field}: ${message}`).join("; ")
+    return Effect.succeed(HttpServerResponse.unsafeJson({ error: `Invalid request: ${summary}`, details }, { status: 400 }))
+  }))
+))
+
+/** The handlers served on 127.0.0.1 at `port` (0: a free one) over `service`, which stays visible to the test. */
+const servedOver = <ROut, E>(service: Layer.Layer<ROut | SsoServices | SsoParts, E>, port: number) =>
+  HttpApiBuilder.serve().pipe(
+    Layer.provide(HttpApiBuilder.api(api).pipe(Layer.provide(ssoHandlers(api)), Layer.provide(hostGuard))),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port })),
+    Layer.provideMerge(service)
+  )
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = Net.createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as Net.AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+
+export interface SsoHost {
+  readonly url: string
+  /** Runs an effect on the served SSO's services. */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, SsoServices | SsoParts>) => Promise<A>
+  readonly close: () => Promise<void>
+}
+
+/**
+ * The SSO in memory, served over HTTP in this process, with `bootstrap` (a bootstrap file's document) applied first.
+ * With `issuerIsHost` its issuer is its own address, for clients that discover it there.
+ */
+export const startSsoHost = async (options: {
+  readonly bootstrap?: unknown
+  readonly issuerIsHost?: boolean
+  readonly settings?: Partial<SsoSettings>
+} = {}): Promise<SsoHost> => {
+  const port = options.issuerIsHost === true ? await freePort() : 0
+  const issuer = options.issuerIsHost === true ? { issuer: `http://127.0.0.1:${port}` } : {}
+  const scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(
+    Layer.buildWithScope(servedOver(layerMemory({ ...issuer, ...options.settings }), port), scope)
+  )
+  const run = <A, E>(effect: Effect.Effect<A, E, SsoServices | SsoParts>) => Effect.runPromise(Effect.provide(effect, context))
+  if (options.bootstrap !== undefined) {
+    await run(Effect.flatMap(Schema.decodeUnknown(BootstrapDocument)(options.bootstrap), applyBootstrap))
+  }
+  const address = Context.get(context, HttpServer.HttpServer).address
+  return {
+    url: `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`,
+    run,
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
