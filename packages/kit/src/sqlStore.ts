@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql/SqlClient"
+import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option } from "effect"
 import type { Schema } from "effect"
@@ -36,5 +36,9 @@ export const sqlStoreTools = (store: string) =>
         )
       )
 
-    return { sql, storeError, rows, firstRow, transaction }
+    /** In the caller's transaction when there is one (no savepoint: one round trip less each way), else in its own. */
+    const atomically = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
+      Effect.flatMap(Effect.serviceOption(TransactionConnection), (caller) => Option.isSome(caller) ? effect : transaction(effect))
+
+    return { sql, storeError, rows, firstRow, transaction, atomically }
   })
