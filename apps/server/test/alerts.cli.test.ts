@@ -11,7 +11,8 @@ import { startSmtpServer } from "../../../packages/core-alerts/test/delivery/pro
 import { databaseWithJobsLayer } from "../src/app"
 import { parseServerConfig } from "../src/config"
 import { alertsServiceLayer } from "../src/services/alerts"
-import { freePort, startCli } from "./serverProcess"
+import { freePort } from "@civicstack/kit/testing"
+import { startCli } from "./serverProcess"
 
 let dataDir: string
 let seeded: { readonly taxId: number; readonly vatId: number; readonly adaId: number; readonly bobId: number }

@@ -1,18 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import * as Net from "node:net"
 import { fileURLToPath } from "node:url"
+import { freePort } from "@civicstack/kit/testing"
 
 const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url))
-
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = Net.createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as Net.AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
 
 export interface ServerProcess {
   readonly url: string

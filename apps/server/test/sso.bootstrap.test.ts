@@ -5,30 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { count, startInProcessServer } from "./inProcessServer"
 import type { InProcessServer } from "./inProcessServer"
 import { writeBootstrap } from "./sso/bootstrap"
+import { adminBootstrap } from "../../../packages/core-sso/test/fixtures/adminBootstrap"
 
-const ADMIN_TOKEN = "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0"
-const EDITOR_TOKEN = "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1"
-const PUBLISHER_TOKEN = "c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2"
-
-const document = {
-  applications: [{ name: "Publisher", home_uri: "https://publisher.example", redirect_uris: ["https://publisher.example/cb"], permissions: ["editor"] }],
-  users: [
-    { email: "root@example.com", name: "Root", password: "a long enough password", admin: true },
-    { email: "editor@example.com", name: "Editor", api_user: true, permissions: { sso: ["signin"], Publisher: ["signin", "editor"] } }
-  ],
-  api_tokens: [
-    { user: "root@example.com", application: "sso", token: ADMIN_TOKEN },
-    { user: "editor@example.com", application: "sso", token: EDITOR_TOKEN },
-    { user: "editor@example.com", application: "Publisher", token: PUBLISHER_TOKEN }
-  ]
-}
 
 // The admin API itself is tested on the core's test host (packages/core-sso/test/http/admin.test.ts); here, the
 // bootstrap file and the first start as the server applies them when it starts.
 let bootstrap: Awaited<ReturnType<typeof writeBootstrap>>
 
 beforeAll(async () => {
-  bootstrap = await writeBootstrap(document)
+  bootstrap = await writeBootstrap(adminBootstrap)
 })
 afterAll(() => bootstrap?.remove())
 

@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from "node:crypto"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -7,17 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fastAnswersServed } from "../src/http/fastAnswers"
 import { startInProcessServer } from "./inProcessServer"
 import type { InProcessServer } from "./inProcessServer"
-import { formToken, makeBrowser } from "../../../packages/core-sso/test/fixtures/browser"
-
-const CLIENT_ID = "0123456789abcdef0123456789abcdef"
-const CLIENT_SECRET = "fedcba9876543210fedcba9876543210"
-/** A second client, whose failed authentications do not throttle the first. */
-const OTHER_CLIENT_ID = "1111111111111111aaaaaaaaaaaaaaaa"
-const OTHER_CLIENT_SECRET = "2222222222222222bbbbbbbbbbbbbbbb"
-const REDIRECT_URI = "https://publisher.example/auth/gds/callback"
-const PASSWORD = "a long enough password"
-const VERIFIER = randomBytes(32).toString("base64url")
-const CHALLENGE = createHash("sha256").update(VERIFIER).digest("base64url")
+import {
+  CLIENT_ID,
+  CLIENT_SECRET,
+  OTHER_CLIENT_ID,
+  OTHER_CLIENT_SECRET,
+  publisherBootstrap,
+  publisherFlow,
+  REDIRECT_URI,
+  VERIFIER
+} from "../../../packages/core-sso/test/fixtures/publisherFlow"
 
 // The SSO's own endpoints are tested on the core's test host (packages/core-sso/test/http); here, what the server adds.
 let server: InProcessServer
@@ -26,26 +24,7 @@ let bootstrapDir: string
 beforeAll(async () => {
   bootstrapDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "civicstack-sso-"))
   const file = Path.join(bootstrapDir, "bootstrap.json")
-  await Fs.writeFile(file, JSON.stringify({
-    applications: [{
-      name: "Publisher",
-      home_uri: "https://publisher.example",
-      redirect_uris: [REDIRECT_URI],
-      client_id: CLIENT_ID,
-      client_secret: CLIENT_SECRET,
-      permissions: ["signin", "editor"]
-    }, {
-      name: "Other",
-      home_uri: "https://other.example",
-      redirect_uris: ["https://other.example/callback"],
-      client_id: OTHER_CLIENT_ID,
-      client_secret: OTHER_CLIENT_SECRET
-    }],
-    users: [
-      { email: "ada@example.com", name: "Ada", password: PASSWORD, permissions: { Publisher: ["signin", "editor"] } },
-      { email: "bob@example.com", name: "Bob", password: PASSWORD, permissions: {} }
-    ]
-  }))
+  await Fs.writeFile(file, JSON.stringify(publisherBootstrap))
   server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: file })
 })
 afterAll(async () => {
@@ -53,46 +32,7 @@ afterAll(async () => {
   if (bootstrapDir !== undefined) await Fs.rm(bootstrapDir, { recursive: true, force: true })
 })
 
-const authorizePath = (params: Record<string, string> = {}) =>
-  `/oauth/authorize?${new URLSearchParams({
-    response_type: "code",
-    client_id: CLIENT_ID,
-    redirect_uri: REDIRECT_URI,
-    state: "xyz",
-    code_challenge: CHALLENGE,
-    code_challenge_method: "S256",
-    ...params
-  })}`
-
-/** Signs in through the pages, starting at the authorization request: where the browser is sent at the end. */
-const signInThroughPages = async (email: string, params: Record<string, string> = {}) => {
-  const browser = makeBrowser(server.url)
-  const { response: page } = await browser.follow(await browser.get(authorizePath(params)))
-  expect(page.status).toBe(200)
-  const html = await page.text()
-  const returnTo = /name="return_to" value="([^"]*)"/.exec(html)![1]!.replace(/&amp;/g, "&")
-  const submitted = await browser.postForm("/users/sign_in", {
-    authenticity_token: formToken(html),
-    return_to: returnTo,
-    email,
-    password: PASSWORD
-  })
-  return { browser, ...(await browser.follow(submitted)) }
-}
-
-const token = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
-  fetch(`${server.url}/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
-    body: new URLSearchParams(fields).toString()
-  })
-
-const codeFor = async (email: string) => {
-  const { location } = await signInThroughPages(email)
-  expect(location?.origin).toBe("https://publisher.example")
-  expect(location!.searchParams.get("state")).toBe("xyz")
-  return location!.searchParams.get("code")!
-}
+const { codeFor, token } = publisherFlow(() => server.url)
 
 const servedFast = () => Effect.runSync(Metric.value(fastAnswersServed)).count
 

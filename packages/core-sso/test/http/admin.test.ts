@@ -3,28 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Directory } from "../../src/services/Directory"
 import { startSsoHost } from "./server"
 import type { SsoHost } from "./server"
+import { ADMIN_TOKEN, EDITOR_TOKEN, PUBLISHER_TOKEN, adminBootstrap } from "../fixtures/adminBootstrap"
 
-const ADMIN_TOKEN = "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0"
-const EDITOR_TOKEN = "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1"
-const PUBLISHER_TOKEN = "c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2"
-
-const document = {
-  applications: [{ name: "Publisher", home_uri: "https://publisher.example", redirect_uris: ["https://publisher.example/cb"], permissions: ["editor"] }],
-  users: [
-    { email: "root@example.com", name: "Root", password: "a long enough password", admin: true },
-    { email: "editor@example.com", name: "Editor", api_user: true, permissions: { sso: ["signin"], Publisher: ["signin", "editor"] } }
-  ],
-  api_tokens: [
-    { user: "root@example.com", application: "sso", token: ADMIN_TOKEN },
-    { user: "editor@example.com", application: "sso", token: EDITOR_TOKEN },
-    { user: "editor@example.com", application: "Publisher", token: PUBLISHER_TOKEN }
-  ]
-}
 
 let server: SsoHost
 
 beforeAll(async () => {
-  server = await startSsoHost({ bootstrap: document })
+  server = await startSsoHost({ bootstrap: adminBootstrap })
 })
 afterAll(() => server?.close())
 

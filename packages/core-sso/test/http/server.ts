@@ -6,7 +6,6 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Cause, Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { createServer } from "node:http"
-import * as Net from "node:net"
 import { AdminGroup } from "../../src/api/admin"
 import { BrowserGroup, OAuthGroup } from "../../src/api/SsoApi"
 import { ssoHandlers } from "../../src/http/handlers"
@@ -15,6 +14,7 @@ import type { SsoServices } from "../../src/layers"
 import { applyBootstrap, BootstrapDocument } from "../../src/services/setup"
 import type { SsoParts } from "../../src/services/SsoParts"
 import type { SsoSettings } from "../../src/settings"
+import { freePort } from "@civicstack/kit/testing"
 
 /** The SSO's endpoints under a host's own API identifier, as a host serves them. */
 const api = HttpApi.make("testhost").add(OAuthGroup).add(BrowserGroup).add(AdminGroup)
@@ -41,16 +41,6 @@ const servedOver = <ROut, E>(service: Layer.Layer<ROut | SsoServices | SsoParts,
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port })),
     Layer.provideMerge(service)
   )
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = Net.createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as Net.AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
 
 export interface SsoHost {
   readonly url: string

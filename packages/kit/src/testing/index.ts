@@ -2,3 +2,4 @@ export { emptyTables, sharedPglite, type StorageSuite, suiteOnPglite, suiteOnPos
 export { createTestDatabase, testPool } from "./postgres"
 export { startTcpProxy, type TcpProxy } from "./tcpProxy"
 export { importedModules, packedPackage } from "./packed"
+export { freePort } from "./freePort"
