@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto"
 import { link, mkdir, unlink, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { Clock, Effect, Layer } from "effect"
+import { now as currentDate } from "@civicstack/kit"
+import { Effect, Layer } from "effect"
 import { EmailProvider, TemporaryDeliveryFailure } from "../EmailProvider"
 import type { OutgoingEmail } from "../EmailProvider"
 import { renderEmail } from "../../domain/render"
@@ -66,7 +67,7 @@ export const makeLogProvider = (settings: LogProviderSettings): Effect.Effect<Em
     )
     const send = (email: OutgoingEmail) =>
       Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
+        const now = yield* currentDate
         const { html, text } = renderEmail({ subject: email.subject, body: email.body })
         const message: OutboxMessage = {
           id: email.id,
