@@ -26,12 +26,12 @@ import {
   type Unauthenticated,
   type UnprocessableEntity
 } from "@civicstack/core-alerts/api"
+import { failureMapping } from "@civicstack/kit/sdk"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Context, Effect, Layer, ParseResult, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import { AlertsClientError } from "./errors"
 
 export interface AlertsClientOptions {
@@ -170,16 +170,6 @@ export interface AlertsClientService {
   readonly health: () => Effect.Effect<Healthcheck, AlertsClientError>
 }
 
-type TransportOrContractFailure =
-  | HttpApiError.HttpApiDecodeError
-  | HttpClientError.HttpClientError
-  | ParseResult.ParseError
-
-const isTransportOrContractFailure = (error: unknown): error is TransportOrContractFailure =>
-  error instanceof HttpApiError.HttpApiDecodeError ||
-  HttpClientError.isHttpClientError(error) ||
-  ParseResult.isParseError(error)
-
 /** The platform's own 400 body (a service that does not render its refusals in the envelope): one line per field. */
 const invalidRequestFromDecodeError = (error: HttpApiError.HttpApiDecodeError): InvalidRequest => {
   const byField = new Map<string, Array<string>>()
@@ -191,34 +181,11 @@ const invalidRequestFromDecodeError = (error: HttpApiError.HttpApiDecodeError): 
   return new InvalidRequest({ error: summary || error.message, details: Object.fromEntries(byField) })
 }
 
-const describeFailure = (error: TransportOrContractFailure): InvalidRequest | AlertsClientError => {
-  if (error instanceof HttpApiError.HttpApiDecodeError) return invalidRequestFromDecodeError(error)
-  if (ParseResult.isParseError(error)) {
-    return new AlertsClientError({
-      reason: "UnexpectedResponse",
-      message: `The email alert service answered with a body that does not match its contract: ${error.message}`,
-      cause: error
-    })
-  }
-  if (error._tag === "RequestError") {
-    return new AlertsClientError({
-      reason: "Transport",
-      message: `Could not reach the email alert service: ${error.message}`,
-      cause: error
-    })
-  }
-  return new AlertsClientError({
-    reason: "UnexpectedResponse",
-    message: `The email alert service answered ${error.methodAndUrl} with an unexpected status ${error.response.status}`,
-    status: error.response.status,
-    cause: error
-  })
-}
-
-const refineFailures = <A, E, R>(
-  effect: Effect.Effect<A, E | TransportOrContractFailure, R>
-): Effect.Effect<A, Exclude<E, TransportOrContractFailure> | InvalidRequest | AlertsClientError, R> =>
-  Effect.catchIf(effect, isTransportOrContractFailure, (error) => Effect.fail(describeFailure(error)))
+const refineFailures = failureMapping({
+  service: "the email alert service",
+  clientError: (fields) => new AlertsClientError(fields),
+  platformRefusal: invalidRequestFromDecodeError
+})
 
 /**
  * Arguments are decoded with the contract's own schemas before anything is sent, so a bad one fails here with the

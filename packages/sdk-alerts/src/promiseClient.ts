@@ -1,6 +1,6 @@
 import type { Frequency, Subscriber, SubscriberList, Subscription, SubscriptionDetails } from "@civicstack/core-alerts/api"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import { Cause, Effect, Exit, Layer, ManagedRuntime } from "effect"
+import { fetchHttpClient, promiseRunner } from "@civicstack/kit/sdk"
+import { Effect, Layer } from "effect"
 import {
   AlertsClient,
   type AlertsClientService,
@@ -51,23 +51,15 @@ export interface AlertsPromiseClient {
 }
 
 export const createAlertsClient = (options: CreateAlertsClientOptions): AlertsPromiseClient => {
-  const httpClient = options.fetch === undefined
-    ? FetchHttpClient.layer
-    : FetchHttpClient.layer.pipe(Layer.provide(Layer.succeed(FetchHttpClient.Fetch, options.fetch)))
-  const runtime = ManagedRuntime.make(
-    AlertsClient.layer({ baseUrl: options.baseUrl, bearerToken: options.bearerToken }).pipe(Layer.provide(httpClient))
+  const runner = promiseRunner(
+    AlertsClient.layer({ baseUrl: options.baseUrl, bearerToken: options.bearerToken }).pipe(
+      Layer.provide(fetchHttpClient(options.fetch))
+    ),
+    "email alert client",
+    promiseErrorOf
   )
-
-  const closing = new AbortController()
-  const closed = () => new DOMException("The email alert client was closed", "AbortError")
-
-  const run = <A, E>(call: (client: AlertsClientService) => Effect.Effect<A, E>): Promise<A> => {
-    if (closing.signal.aborted) return Promise.reject(closed())
-    return runtime.runPromiseExit(Effect.flatMap(AlertsClient, call), { signal: closing.signal }).then((exit) => {
-      if (Exit.isSuccess(exit)) return exit.value
-      throw Cause.isInterruptedOnly(exit.cause) ? closed() : promiseErrorOf(Cause.squash(exit.cause))
-    })
-  }
+  const run = <A, E>(call: (client: AlertsClientService) => Effect.Effect<A, E>): Promise<A> =>
+    runner.run(Effect.flatMap(AlertsClient, call))
 
   return {
     findOrCreateList: (list) => run((client) => client.findOrCreateList(list)),
@@ -84,9 +76,6 @@ export const createAlertsClient = (options: CreateAlertsClientOptions): AlertsPr
     unsubscribe: (id) => run((client) => client.unsubscribe(id)),
     sendAuthToken: (request) => run((client) => client.sendAuthToken(request)),
     health: () => run((client) => client.health()),
-    close: () => {
-      closing.abort()
-      return runtime.dispose()
-    }
+    close: runner.close
   }
 }

@@ -10,12 +10,11 @@ import {
   type Priority,
   type Unauthenticated
 } from "@civicstack/core-linkcheck/api"
+import { failureMapping } from "@civicstack/kit/sdk"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Context, Duration, Effect, Layer, ParseResult, Redacted, Schedule, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Redacted, Schedule, Schema } from "effect"
 import { LinkcheckClientError, WaitTimeout } from "./errors"
 import { invalidRequestFromIssues, invalidRequestFromParseError } from "./invalidRequest"
 
@@ -79,47 +78,12 @@ export interface LinkcheckClientService {
 
 const DEFAULT_POLL_INTERVAL: Duration.DurationInput = "2 seconds"
 
-type TransportOrContractFailure =
-  | HttpApiError.HttpApiDecodeError
-  | HttpClientError.HttpClientError
-  | ParseResult.ParseError
-
-const isTransportOrContractFailure = (error: unknown): error is TransportOrContractFailure =>
-  error instanceof HttpApiError.HttpApiDecodeError ||
-  HttpClientError.isHttpClientError(error) ||
-  ParseResult.isParseError(error)
-
-const describeFailure = (error: TransportOrContractFailure): InvalidRequest | LinkcheckClientError => {
-  if (error instanceof HttpApiError.HttpApiDecodeError) {
-    // The service refused the request with the platform's own 400 body rather than the error envelope.
-    return invalidRequestFromIssues(error.issues)
-  }
-  if (ParseResult.isParseError(error)) {
-    return new LinkcheckClientError({
-      reason: "UnexpectedResponse",
-      message: `The link checking service answered with a body that does not match its contract: ${error.message}`,
-      cause: error
-    })
-  }
-  if (error._tag === "RequestError") {
-    return new LinkcheckClientError({
-      reason: "Transport",
-      message: `Could not reach the link checking service: ${error.message}`,
-      cause: error
-    })
-  }
-  return new LinkcheckClientError({
-    reason: "UnexpectedResponse",
-    message: `The link checking service answered ${error.methodAndUrl} with an unexpected status ${error.response.status}`,
-    status: error.response.status,
-    cause: error
-  })
-}
-
-const refineFailures = <A, E, R>(
-  effect: Effect.Effect<A, E | TransportOrContractFailure, R>
-): Effect.Effect<A, Exclude<E, TransportOrContractFailure> | InvalidRequest | LinkcheckClientError, R> =>
-  Effect.catchIf(effect, isTransportOrContractFailure, (error) => Effect.fail(describeFailure(error)))
+const refineFailures = failureMapping({
+  service: "the link checking service",
+  clientError: (fields) => new LinkcheckClientError(fields),
+  // the service refused the request with the platform's own 400 body rather than the error envelope
+  platformRefusal: (error) => invalidRequestFromIssues(error.issues)
+})
 
 /**
  * Requests are decoded with the contract's own schemas before they are sent, so a bad argument fails here with an

@@ -1,6 +1,6 @@
 import type { BatchReport, LinkReport } from "@civicstack/core-linkcheck/api"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import { Cause, Effect, Exit, Layer, ManagedRuntime } from "effect"
+import { fetchHttpClient, promiseRunner } from "@civicstack/kit/sdk"
+import { Effect, Layer } from "effect"
 import {
   type CheckOptions,
   type CreateBatchOptions,
@@ -34,32 +34,20 @@ export interface LinkcheckPromiseClient {
 }
 
 export const createLinkcheckClient = (options: CreateLinkcheckClientOptions): LinkcheckPromiseClient => {
-  const httpClient = options.fetch === undefined
-    ? FetchHttpClient.layer
-    : FetchHttpClient.layer.pipe(Layer.provide(Layer.succeed(FetchHttpClient.Fetch, options.fetch)))
-  const runtime = ManagedRuntime.make(
-    LinkcheckClient.layer({ baseUrl: options.baseUrl, bearerToken: options.bearerToken }).pipe(Layer.provide(httpClient))
+  const runner = promiseRunner(
+    LinkcheckClient.layer({ baseUrl: options.baseUrl, bearerToken: options.bearerToken }).pipe(
+      Layer.provide(fetchHttpClient(options.fetch))
+    ),
+    "link checking client"
   )
-
-  const closing = new AbortController()
-  const closed = () => new DOMException("The link checking client was closed", "AbortError")
-
-  const run = <A, E>(call: (client: LinkcheckClientService) => Effect.Effect<A, E>): Promise<A> => {
-    if (closing.signal.aborted) return Promise.reject(closed())
-    return runtime.runPromiseExit(Effect.flatMap(LinkcheckClient, call), { signal: closing.signal }).then((exit) => {
-      if (Exit.isSuccess(exit)) return exit.value
-      throw Cause.isInterruptedOnly(exit.cause) ? closed() : Cause.squash(exit.cause)
-    })
-  }
+  const run = <A, E>(call: (client: LinkcheckClientService) => Effect.Effect<A, E>): Promise<A> =>
+    runner.run(Effect.flatMap(LinkcheckClient, call))
 
   return {
     check: (uri, checkOptions) => run((client) => client.check(uri, checkOptions)),
     createBatch: (uris, batchOptions) => run((client) => client.createBatch(uris, batchOptions)),
     getBatch: (id) => run((client) => client.getBatch(id)),
     waitForBatch: (id, waitOptions) => run((client) => client.waitForBatch(id, waitOptions)),
-    close: () => {
-      closing.abort()
-      return runtime.dispose()
-    }
+    close: runner.close
   }
 }

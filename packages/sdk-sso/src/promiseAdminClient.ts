@@ -11,7 +11,7 @@ import {
   type SsoAdminClientService,
   type UserChangesInput
 } from "./AdminClient"
-import { fetchHttpClient, promiseRunner } from "./runtime"
+import { fetchHttpClient, promiseRunner } from "@civicstack/kit/sdk"
 
 export interface CreateSsoAdminClientOptions {
   /** Where the SSO is served, e.g. `https://signon.example.org`. */

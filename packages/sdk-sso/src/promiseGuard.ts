@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { TokenRefused } from "./errors"
 import { makeSsoGuard, type SsoGuardOptions, type VerifyOptions } from "./Guard"
 import { authorizationOf, type NextFunction, type NodeRequestLike, type NodeResponseLike, sendJson, sendRefusal } from "./nodeHttp"
-import { fetchHttpClient, promiseRunner } from "./runtime"
+import { fetchHttpClient, promiseRunner } from "@civicstack/kit/sdk"
 import type { SsoUser } from "./userEndpoint"
 
 export interface CreateSsoGuardOptions extends SsoGuardOptions {

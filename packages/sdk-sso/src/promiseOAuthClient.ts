@@ -8,7 +8,7 @@ import {
   checkCallback,
   SsoOAuthClient
 } from "./OAuthClient"
-import { fetchHttpClient, promiseRunner } from "./runtime"
+import { fetchHttpClient, promiseRunner } from "@civicstack/kit/sdk"
 import type { SsoUser } from "./userEndpoint"
 
 export interface CreateSsoOAuthClientOptions {
