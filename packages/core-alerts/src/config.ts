@@ -1,12 +1,8 @@
+import { expecting, WholeNumber } from "@civicstack/kit"
 import { Config, ConfigError, Duration, Either, Option, Schema } from "effect"
 import type { Redacted } from "effect"
-import type { AlertsSettings, Thresholds } from "./settings"
-import { defaultAlertsSettings } from "./settings"
-import type { DeliverySettings } from "./delivery/settings"
-import { defaultDeliverySettings } from "./delivery/settings"
-
-/** A message for the whole value, whatever part of the decoding failed. */
-const expecting = (expected: string) => ({ message: () => ({ message: expected, override: true }) })
+import type { AlertsSettings, DeliverySettings, Thresholds } from "./settings"
+import { defaultAlertsSettings, defaultDeliverySettings } from "./settings"
 
 const MIN_SECRET_LENGTH = 32
 
@@ -17,14 +13,11 @@ const Secret = Schema.Redacted(
 const Issuer = Schema.String.pipe(Schema.filter((issuer) => issuer.trim() !== ""))
   .annotations(expecting("a non-empty name for the iss claim of auth tokens"))
 
-const QueueSize = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1_000_000_000))
-  .annotations(expecting("a whole number of emails and jobs from 1 to 1000000000"))
+const QueueSize = WholeNumber(1, 1_000_000_000, "emails and jobs")
 
-const QueueAgeSeconds = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 31_536_000))
-  .annotations(expecting("a whole number of seconds from 1 to 31536000"))
+const QueueAgeSeconds = WholeNumber(1, 31_536_000, "seconds")
 
-const ChunkConcurrency = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 64))
-  .annotations(expecting("a whole number of chunks from 1 to 64"))
+const ChunkConcurrency = WholeNumber(1, 64, "chunks")
 
 const ordered = <A>(names: Thresholds<string>, thresholds: Thresholds<A>, atMost: (a: A, b: A) => boolean) =>
   atMost(thresholds.warning, thresholds.critical)

@@ -1,19 +1,6 @@
 export { alertsConfig } from "./config"
 export type { AlertsConfig } from "./config"
-export { EmailProvider, PermanentDeliveryFailure, TemporaryDeliveryFailure } from "./delivery/EmailProvider"
-export type { DeliveryFailure, OutgoingEmail } from "./delivery/EmailProvider"
-export {
-  DEFAULT_EMAIL_FROM,
-  DEFAULT_EMAIL_RATE_LIMIT,
-  emailProviderConfig,
-  emailProviderLayer,
-  EmailProviderSettings
-} from "./delivery/providers/index"
-export type { EmailSettings } from "./delivery/providers/index"
-export { renderEmail } from "./delivery/render"
-export type { RenderedEmail } from "./delivery/render"
-export { defaultDeliverySettings } from "./delivery/settings"
-export type { DeliverySettings } from "./delivery/settings"
+export { StoreError } from "@civicstack/kit"
 export { addressKey, InvalidAddress, normaliseAddress } from "./domain/address"
 export type { EmailAddress } from "./domain/address"
 export { criteriaDigest, hasCriteria, normaliseListCriteria } from "./domain/criteria"
@@ -30,10 +17,22 @@ export type {
   Subscription,
   SubscriptionSource
 } from "./domain/records"
+export { renderEmail } from "./domain/render"
+export type { RenderedEmail } from "./domain/render"
 export { slugify } from "./domain/slug"
 export { alertsHandlers } from "./http/handlers"
-export { layerOpenAccess } from "./http/openAccess"
-export { layerMemory, layerSql, workers } from "./layers"
+export {
+  listCriteriaFromWire,
+  notificationFromWire,
+  subscriberListToWire,
+  subscriberToWire,
+  subscriptionDetailsToWire,
+  subscriptionToWire,
+  subscriptionUrl,
+  subscriptionWithListToWire
+} from "./http/wire"
+export type { CriteriaFields } from "./http/wire"
+export { layerMemory, layerOpenAccess, layerSql, workers } from "./layers"
 export { migrate } from "./migrations/index"
 export { Alerts } from "./services/Alerts"
 export type {
@@ -61,17 +60,16 @@ export type {
   SentTestEmail
 } from "./services/AlertsOperations"
 export type { AlertsParts } from "./services/AlertsParts"
-export { defaultAlertsSettings } from "./settings"
-export type { AlertsSettings, HealthThresholds, Thresholds } from "./settings"
-export { AddressTaken, DuplicateContentChange, StoreError } from "./storage/AlertsStore"
+export { EmailProvider, PermanentDeliveryFailure, TemporaryDeliveryFailure } from "./services/EmailProvider"
+export type { DeliveryFailure, OutgoingEmail } from "./services/EmailProvider"
 export {
-  listCriteriaFromWire,
-  notificationFromWire,
-  subscriberListToWire,
-  subscriberToWire,
-  subscriptionDetailsToWire,
-  subscriptionToWire,
-  subscriptionUrl,
-  subscriptionWithListToWire
-} from "./wire"
-export type { CriteriaFields } from "./wire"
+  DEFAULT_EMAIL_FROM,
+  DEFAULT_EMAIL_RATE_LIMIT,
+  emailProviderConfig,
+  emailProviderLayer,
+  EmailProviderSettings
+} from "./services/emailProviders/config"
+export type { EmailSettings } from "./services/emailProviders/config"
+export { defaultAlertsSettings, defaultDeliverySettings } from "./settings"
+export type { AlertsSettings, DeliverySettings, HealthThresholds, Thresholds } from "./settings"
+export { AddressTaken, DuplicateContentChange } from "./storage/AlertsStore"

@@ -1,23 +1,21 @@
 import { JobQueue, layerMemory as jobQueueMemory } from "@civicstack/jobs"
+import { layerOpenAccess as openAccessOf } from "@civicstack/kit/access"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
-import type { EmailProvider } from "./delivery/EmailProvider"
-import { EmailQueue } from "./delivery/EmailQueue"
-import { EmailStore } from "./delivery/EmailStore"
-import { emailQueueFromStore } from "./delivery/emailQueueFromStore"
-import { emailStoreMemory } from "./delivery/storage/memory"
-import { emailStoreSql } from "./delivery/storage/sql"
-import { deliveryWorkers } from "./delivery/workers"
-import { Alerts, alertsFromParts } from "./services/Alerts"
-import { AlertsOperations, alertsOperationsFromParts } from "./services/AlertsOperations"
+import { AlertsAccess } from "./api/access"
+import { Alerts } from "./services/Alerts"
+import { AlertsOperations } from "./services/AlertsOperations"
 import { AlertsParts } from "./services/AlertsParts"
+import type { EmailProvider } from "./services/EmailProvider"
+import { EmailQueue } from "./services/EmailQueue"
 import type { AlertsSettings } from "./settings"
 import { defaultAlertsSettings } from "./settings"
 import { AlertsStore } from "./storage/AlertsStore"
-import { layerMemory as storeMemory } from "./storage/memory"
-import { sqlStoreLayer } from "./storage/sql"
-import type { SqlStoreOptions } from "./storage/sql"
+import { EmailStore } from "./storage/EmailStore"
+import { layerMemory as storesMemory } from "./storage/memory"
+import { layerSql as storesSql } from "./storage/sql"
+import { deliveryWorkers } from "./workers/deliveryWorkers"
 
 const partsLayer = (settings: Partial<AlertsSettings>) =>
   Layer.effect(
@@ -44,8 +42,8 @@ const partsLayer = (settings: Partial<AlertsSettings>) =>
 export const serviceWithQueue = (
   settings: Partial<AlertsSettings>
 ): Layer.Layer<Alerts | AlertsOperations | AlertsParts, never, AlertsStore | EmailStore | EmailQueue | JobQueue> =>
-  alertsOperationsFromParts.pipe(
-    Layer.provideMerge(alertsFromParts),
+  AlertsOperations.layer.pipe(
+    Layer.provideMerge(Alerts.layer),
     Layer.provideMerge(partsLayer(settings))
   )
 
@@ -53,11 +51,11 @@ export const serviceWithQueue = (
 export const serviceOver = (
   settings: Partial<AlertsSettings>
 ): Layer.Layer<Alerts | AlertsOperations | AlertsParts, never, AlertsStore | EmailStore | JobQueue> =>
-  serviceWithQueue(settings).pipe(Layer.provide(emailQueueFromStore))
+  serviceWithQueue(settings).pipe(Layer.provide(EmailQueue.layer))
 
 /** Both stores and a job queue, in memory. */
-export const memoryPorts: Layer.Layer<AlertsStore | EmailStore | JobQueue> = Layer.merge(emailStoreMemory, jobQueueMemory)
-  .pipe(Layer.provideMerge(storeMemory))
+export const memoryPorts = (): Layer.Layer<AlertsStore | EmailStore | JobQueue> =>
+  Layer.merge(storesMemory(), jobQueueMemory)
 
 /**
  * The email alert service over an `SqlClient` (PostgreSQL, or PGlite embedded) and the host's job queue. Run
@@ -65,16 +63,17 @@ export const memoryPorts: Layer.Layer<AlertsStore | EmailStore | JobQueue> = Lay
  * `jobQueueInSameDatabase` when the job queue is `@civicstack/jobs`' `layerSql` on the same database.
  */
 export const layerSql = (
-  settings: Partial<AlertsSettings> = {},
-  database: SqlStoreOptions = {}
+  settings: Partial<AlertsSettings> = {}
 ): Layer.Layer<Alerts | AlertsOperations | AlertsParts, never, SqlClient | JobQueue> =>
-  serviceOver(settings).pipe(Layer.provide(Layer.merge(sqlStoreLayer(database), emailStoreSql)))
+  serviceOver(settings).pipe(
+    Layer.provide(storesSql({ jobQueueInSameDatabase: settings.jobQueueInSameDatabase ?? false }))
+  )
 
 /** The email alert service in memory, with a job queue of its own: for tests, scripts and the CLI. */
 export const layerMemory = (
   settings: Partial<AlertsSettings> = {}
 ): Layer.Layer<Alerts | AlertsOperations | AlertsParts> =>
-  serviceOver(settings).pipe(Layer.provide(memoryPorts))
+  serviceOver(settings).pipe(Layer.provide(memoryPorts()))
 
 /**
  * The background work of the service built by `layerSql` or `layerMemory`: fan-out of notifications, delivery
@@ -92,3 +91,6 @@ export const workers: Layer.Layer<never, never, AlertsParts | EmailProvider> = L
       ))
     ))
 )
+
+/** Lets every caller use the email alert API: for a host that checks its callers itself, in front of the handlers. */
+export const layerOpenAccess: Layer.Layer<AlertsAccess> = openAccessOf(AlertsAccess)

@@ -80,8 +80,9 @@ export const alertsServiceLayer = (config: ServerConfig) =>
         // the embedded database runs one statement at a time: a request's statement waits for the chunk in
         // progress, so chunks are small there
         ...(config.database._tag === "Pglite" ? { fanOutChunkSize: PGLITE_FAN_OUT_CHUNK_SIZE } : {})
-      }
-    }, { jobQueueInSameDatabase: true })
+      },
+      jobQueueInSameDatabase: true
+    })
   }))
 
 /** The email alert service of this copy: routes behind `access`, workers sending through the configured provider. */

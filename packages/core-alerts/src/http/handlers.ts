@@ -3,8 +3,7 @@ import type * as HttpApi from "@effect/platform/HttpApi"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect, Layer, Schema } from "effect"
 import type { AlertsGroup, AlertsHealthGroup } from "../api/AlertsApi"
-import { InvalidRequest } from "../api/errors"
-import { refusalOf } from "../api/refusals"
+import { InvalidRequest, refusalOf } from "../api/errors"
 import {
   AuthTokenBody,
   ChangeAddressBody,
@@ -22,7 +21,7 @@ import {
   subscriptionDetailsToWire,
   subscriptionToWire,
   subscriptionWithListToWire
-} from "../wire"
+} from "./wire"
 
 const unreadable = (problem: string) => new InvalidRequest({ error: `body: ${problem}`, details: { body: [problem] } })
 

@@ -1,4 +1,5 @@
 import type { JobQueueError } from "@civicstack/jobs"
+import { StoreError } from "@civicstack/kit"
 import { Clock, Context, Duration, Effect, Either, Layer, Option } from "effect"
 import {
   ContentChangeAlreadyReceived,
@@ -10,15 +11,14 @@ import {
 import { isSitePath } from "../api/requests"
 import type { HealthStatus } from "../api/requests"
 import { unstorableTextProblem } from "../api/text"
-import { fanOutJob } from "../delivery/fanOutJob"
 import { normaliseAddress } from "../domain/address"
 import type { EmailAddress } from "../domain/address"
 import { hasCriteria } from "../domain/criteria"
 import type { ListCriteria } from "../domain/criteria"
+import { fanOutJob } from "../domain/jobs"
 import { MAX_SLUG_LENGTH } from "../domain/slug"
 import type { Frequency, NewNotification, Notification, Subscriber, SubscriberList, Subscription } from "../domain/records"
 import type { Thresholds } from "../settings"
-import { StoreError } from "../storage/AlertsStore"
 import type { SubscriptionDetails, SubscriptionWithList } from "../storage/AlertsStore"
 import { AlertsParts } from "./AlertsParts"
 import { authTokenEmail, authTokenLink, signAuthToken } from "./authToken"
@@ -66,6 +66,217 @@ export interface Health {
   /** The worst of the checks. */
   readonly status: HealthStatus
 }
+
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Ids are positive safe integers: any other number names nothing, and is never sent to the database. */
+const isRecordId = (id: number) => Number.isSafeInteger(id) && id > 0
+
+/** Whether `slug` could be one: text a database cannot hold, or longer than any slug, is never looked up. */
+const isSlug = (slug: string) => slug.length <= MAX_SLUG_LENGTH && unstorableTextProblem(slug) === undefined
+
+const listNotFound = new SubscriberListNotFound({ error: "Could not find the subscriber list" })
+const subscriberNotFound = new SubscriberNotFound({ error: "Could not find the subscriber" })
+const subscriptionNotFound = new SubscriptionNotFound({ error: "Could not find the subscription" })
+
+/** A 422 naming each refused field with what is wrong with it. */
+const refused = (problems: Record<string, string>) =>
+  new UnprocessableEntity({
+    error: Object.entries(problems).map(([field, problem]) => `${field}: ${problem}`).join(", "),
+    details: Object.fromEntries(Object.entries(problems).map(([field, problem]) => [field, [problem]]))
+  })
+
+const checkedAddress = (field: string, address: string): Effect.Effect<EmailAddress, UnprocessableEntity> =>
+  Either.match(normaliseAddress(address), {
+    onLeft: (invalid) => Effect.fail(refused({ [field]: invalid.problem })),
+    onRight: Effect.succeed
+  })
+
+const orFail = <A, E>(error: E) => (option: Option.Option<A>): Effect.Effect<A, E> =>
+  Option.match(option, { onNone: () => Effect.fail(error), onSome: Effect.succeed })
+
+const statusOf = <A>(value: A, thresholds: Thresholds<A>, atLeast: (a: A, b: A) => boolean): HealthStatus =>
+  atLeast(value, thresholds.critical) ? "critical" : atLeast(value, thresholds.warning) ? "warning" : "ok"
+
+const SEVERITY: ReadonlyArray<HealthStatus> = ["ok", "warning", "critical"]
+const worst = (statuses: ReadonlyArray<HealthStatus>): HealthStatus =>
+  SEVERITY[Math.max(...statuses.map((status) => SEVERITY.indexOf(status)))]!
+
+const given = (text: string | null) => text !== null && text.trim() !== ""
+
+const make = Effect.gen(function*() {
+  const { emails, jobs, settings, store } = yield* AlertsParts
+
+  const findOrCreateList = ({ criteria, title }: ListRequest) =>
+    Effect.gen(function*() {
+      if (title.trim() === "") return yield* refused({ title: "must not be blank" })
+      if (!hasCriteria(criteria)) {
+        return yield* refused({
+          tags: "a list needs tags, links, document_type, a supertype or content_id to match on"
+        })
+      }
+      const { created, list } = yield* store.findOrCreateList({ title, criteria })
+      return { value: list, created }
+    })
+
+  const listByCriteria = (criteria: ListCriteria) => Effect.flatMap(store.listByCriteria(criteria), orFail(listNotFound))
+  const listBySlug = (slug: string) =>
+    isSlug(slug) ? Effect.flatMap(store.listBySlug(slug), orFail(listNotFound)) : Effect.fail(listNotFound)
+
+  const queueNotification = (notification: NewNotification) =>
+    Effect.gen(function*() {
+      if (!given(notification.title) && !(given(notification.subject) && given(notification.body))) {
+        const missing = given(notification.subject) ? ["body"] : given(notification.body) ? ["subject"] : ["subject", "body"]
+        return yield* refused(Object.fromEntries(
+          missing.map((field) => [field, "a notification needs a subject and a body, or a title"])
+        ))
+      }
+      const recordWithJob = store.insertNotificationAndFanOutJob ?? ((notification: NewNotification) =>
+        store.transaction(Effect.gen(function*() {
+          const recorded = yield* store.insertNotification(notification)
+          yield* jobs.enqueue(fanOutJob, { notificationId: recorded.id })
+          return recorded
+        })))
+      return yield* recordWithJob(notification).pipe(
+        Effect.catchTag("DuplicateContentChange", () =>
+          Effect.fail(new ContentChangeAlreadyReceived({ error: "Content change already received" })))
+      )
+    })
+
+  const subscriptionsOf = (subscriberId: number) =>
+    Effect.gen(function*() {
+      if (!isRecordId(subscriberId)) return yield* subscriberNotFound
+      const subscriber = yield* Effect.flatMap(store.subscriberById(subscriberId), orFail(subscriberNotFound))
+      return { subscriber, subscriptions: yield* store.activeSubscriptionsOf(subscriber.id) }
+    })
+
+  const changeAddress = (subscriberId: number, newAddress: string) =>
+    Effect.gen(function*() {
+      const address = yield* checkedAddress("new_address", newAddress)
+      if (!isRecordId(subscriberId)) return yield* subscriberNotFound
+      return yield* store.changeAddress(subscriberId, address).pipe(
+        Effect.catchTag("AddressTaken", () => Effect.fail(refused({ new_address: "is already used by another subscriber" }))),
+        Effect.flatMap(orFail(subscriberNotFound))
+      )
+    })
+
+  const deactivateSubscriber = (subscriberId: number) =>
+    isRecordId(subscriberId)
+      ? store.deactivateSubscriber(subscriberId, "unsubscribed").pipe(Effect.flatMap(orFail(subscriberNotFound)), Effect.asVoid)
+      : Effect.fail(subscriberNotFound)
+
+  /** The subscriber with this address, active: found (and reactivated) or created. */
+  const activeSubscriber = (address: EmailAddress): Effect.Effect<Subscriber, StoreError> =>
+    Effect.gen(function*() {
+      const existing = yield* store.subscriberByAddress(address)
+      if (Option.isNone(existing)) {
+        // another request may create the same subscriber first: then it is found on a second look
+        return yield* store.createSubscriber(address).pipe(
+          Effect.catchTag("AddressTaken", () =>
+            Effect.flatMap(
+              store.subscriberByAddress(address),
+              orFail(new StoreError({ message: "alerts: an address was taken, yet no subscriber has it" }))
+            ))
+        )
+      }
+      if (existing.value.deactivatedAt === null) return existing.value
+      return Option.getOrElse(yield* store.reactivateSubscriber(existing.value.id), () => existing.value)
+    })
+
+  const subscribe = ({ address, frequency, subscriberListId }: SubscribeRequest) =>
+    Effect.gen(function*() {
+      const checked = yield* checkedAddress("address", address)
+      if (!isRecordId(subscriberListId)) return yield* listNotFound
+      const list = yield* Effect.flatMap(store.listById(subscriberListId), orFail(listNotFound))
+      return yield* store.transaction(Effect.gen(function*() {
+        const subscriber = yield* activeSubscriber(checked)
+        const { outcome, subscription } = yield* store.subscribe({
+          subscriberId: subscriber.id,
+          subscriberListId: list.id,
+          frequency,
+          source: "user_signed_up"
+        })
+        return { value: subscription, created: outcome === "created" }
+      }))
+    })
+
+  const subscription = (id: string) =>
+    UUID.test(id)
+      ? Effect.flatMap(store.subscriptionById(id.toLowerCase()), orFail(subscriptionNotFound))
+      : Effect.fail(subscriptionNotFound)
+
+  const changeFrequency = (id: string, frequency: Frequency) =>
+    UUID.test(id)
+      ? Effect.flatMap(store.changeFrequency(id.toLowerCase(), frequency), orFail(subscriptionNotFound))
+      : Effect.fail(subscriptionNotFound)
+
+  const unsubscribe = (id: string) =>
+    UUID.test(id)
+      ? store.endSubscription(id.toLowerCase(), "unsubscribed").pipe(Effect.flatMap(orFail(subscriptionNotFound)), Effect.asVoid)
+      : Effect.fail(subscriptionNotFound)
+
+  const sendAuthToken = ({ address, destination, redirect }: AuthTokenRequest) =>
+    Effect.gen(function*() {
+      const checked = yield* checkedAddress("address", address)
+      const badPaths = Object.fromEntries(
+        [["destination", destination] as const, ["redirect", redirect ?? null] as const]
+          .filter(([, path]) => path !== null && !isSitePath(path))
+          .map(([field]) => [field, "must be an absolute path on the site, such as /email/manage"])
+      )
+      if (Object.keys(badPaths).length > 0) return yield* refused(badPaths)
+      return yield* store.transaction(Effect.gen(function*() {
+        const found = yield* Effect.flatMap(store.subscriberByAddress(checked), orFail(subscriberNotFound))
+        const subscriber = Option.getOrElse(yield* store.reactivateSubscriber(found.id), () => found)
+        const issuedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+        const token = yield* Effect.promise(() =>
+          signAuthToken(
+            { subscriberId: subscriber.id, redirect: redirect ?? null, issuer: settings.authTokenIssuer, issuedAt },
+            settings.authTokenSecret
+          )
+        )
+        yield* emails.queue(authTokenEmail(subscriber.address, authTokenLink(settings.publicSiteUrl, destination, token)))
+        return subscriber
+      }))
+    })
+
+  const workload = Effect.gen(function*() {
+    const figures = yield* emails.figures
+    const now = yield* Clock.currentTimeMillis
+    const since = figures.oldestImmediatePendingSince
+    return {
+      queueSize: figures.size,
+      oldestPendingAge: since === null ? null : Duration.millis(Math.max(0, now - since.getTime()))
+    }
+  })
+
+  const health = Effect.map(workload, ({ oldestPendingAge, queueSize: size }) => {
+    const { queueAge: ageThresholds, queueSize: sizeThresholds } = settings.healthThresholds
+    const queueSize = statusOf(size, sizeThresholds, (a, b) => a >= b)
+    const queueAge = oldestPendingAge === null
+      ? "ok"
+      : statusOf(oldestPendingAge, ageThresholds, Duration.greaterThanOrEqualTo)
+    return { queueSize, queueAge, status: worst([queueSize, queueAge]) }
+  })
+
+  return {
+    publicSiteUrl: settings.publicSiteUrl,
+    findOrCreateList,
+    listByCriteria,
+    listBySlug,
+    queueNotification,
+    subscriptionsOf,
+    changeAddress,
+    deactivateSubscriber,
+    subscribe,
+    subscription,
+    changeFrequency,
+    unsubscribe,
+    sendAuthToken,
+    health,
+    workload
+  }
+})
 
 /** The email alert service's request side: lists, notifications, subscribers, subscriptions, auth tokens, health. */
 export class Alerts extends Context.Tag("@civicstack/core-alerts/Alerts")<Alerts, {
@@ -126,218 +337,7 @@ export class Alerts extends Context.Tag("@civicstack/core-alerts/Alerts")<Alerts
   readonly health: Effect.Effect<Health, StoreError>
   /** The figures `health` grades: emails and email-making jobs waiting, and how long the oldest email has waited. */
   readonly workload: Effect.Effect<Workload, StoreError>
-}>() {}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/** Ids are positive safe integers: any other number names nothing, and is never sent to the database. */
-const isRecordId = (id: number) => Number.isSafeInteger(id) && id > 0
-
-/** Whether `slug` could be one: text a database cannot hold, or longer than any slug, is never looked up. */
-const isSlug = (slug: string) => slug.length <= MAX_SLUG_LENGTH && unstorableTextProblem(slug) === undefined
-
-const listNotFound = new SubscriberListNotFound({ error: "Could not find the subscriber list" })
-const subscriberNotFound = new SubscriberNotFound({ error: "Could not find the subscriber" })
-const subscriptionNotFound = new SubscriptionNotFound({ error: "Could not find the subscription" })
-
-/** A 422 naming each refused field with what is wrong with it. */
-const refused = (problems: Record<string, string>) =>
-  new UnprocessableEntity({
-    error: Object.entries(problems).map(([field, problem]) => `${field}: ${problem}`).join(", "),
-    details: Object.fromEntries(Object.entries(problems).map(([field, problem]) => [field, [problem]]))
-  })
-
-const checkedAddress = (field: string, address: string): Effect.Effect<EmailAddress, UnprocessableEntity> =>
-  Either.match(normaliseAddress(address), {
-    onLeft: (invalid) => Effect.fail(refused({ [field]: invalid.problem })),
-    onRight: Effect.succeed
-  })
-
-const orFail = <A, E>(error: E) => (option: Option.Option<A>): Effect.Effect<A, E> =>
-  Option.match(option, { onNone: () => Effect.fail(error), onSome: Effect.succeed })
-
-const statusOf = <A>(value: A, thresholds: Thresholds<A>, atLeast: (a: A, b: A) => boolean): HealthStatus =>
-  atLeast(value, thresholds.critical) ? "critical" : atLeast(value, thresholds.warning) ? "warning" : "ok"
-
-const SEVERITY: ReadonlyArray<HealthStatus> = ["ok", "warning", "critical"]
-const worst = (statuses: ReadonlyArray<HealthStatus>): HealthStatus =>
-  SEVERITY[Math.max(...statuses.map((status) => SEVERITY.indexOf(status)))]!
-
-const given = (text: string | null) => text !== null && text.trim() !== ""
-
-/** The request side of the service, over the parts that `layerSql` or `layerMemory` built. */
-export const alertsFromParts = Layer.effect(
-  Alerts,
-  Effect.gen(function*() {
-    const { emails, jobs, settings, store } = yield* AlertsParts
-
-    const findOrCreateList = ({ criteria, title }: ListRequest) =>
-      Effect.gen(function*() {
-        if (title.trim() === "") return yield* refused({ title: "must not be blank" })
-        if (!hasCriteria(criteria)) {
-          return yield* refused({
-            tags: "a list needs tags, links, document_type, a supertype or content_id to match on"
-          })
-        }
-        const { created, list } = yield* store.findOrCreateList({ title, criteria })
-        return { value: list, created }
-      })
-
-    const listByCriteria = (criteria: ListCriteria) => Effect.flatMap(store.listByCriteria(criteria), orFail(listNotFound))
-    const listBySlug = (slug: string) =>
-      isSlug(slug) ? Effect.flatMap(store.listBySlug(slug), orFail(listNotFound)) : Effect.fail(listNotFound)
-
-    const queueNotification = (notification: NewNotification) =>
-      Effect.gen(function*() {
-        if (!given(notification.title) && !(given(notification.subject) && given(notification.body))) {
-          const missing = given(notification.subject) ? ["body"] : given(notification.body) ? ["subject"] : ["subject", "body"]
-          return yield* refused(Object.fromEntries(
-            missing.map((field) => [field, "a notification needs a subject and a body, or a title"])
-          ))
-        }
-        const recordWithJob = store.insertNotificationAndFanOutJob ?? ((notification: NewNotification) =>
-          store.transaction(Effect.gen(function*() {
-            const recorded = yield* store.insertNotification(notification)
-            yield* jobs.enqueue(fanOutJob, { notificationId: recorded.id })
-            return recorded
-          })))
-        return yield* recordWithJob(notification).pipe(
-          Effect.catchTag("DuplicateContentChange", () =>
-            Effect.fail(new ContentChangeAlreadyReceived({ error: "Content change already received" })))
-        )
-      })
-
-    const subscriptionsOf = (subscriberId: number) =>
-      Effect.gen(function*() {
-        if (!isRecordId(subscriberId)) return yield* subscriberNotFound
-        const subscriber = yield* Effect.flatMap(store.subscriberById(subscriberId), orFail(subscriberNotFound))
-        return { subscriber, subscriptions: yield* store.activeSubscriptionsOf(subscriber.id) }
-      })
-
-    const changeAddress = (subscriberId: number, newAddress: string) =>
-      Effect.gen(function*() {
-        const address = yield* checkedAddress("new_address", newAddress)
-        if (!isRecordId(subscriberId)) return yield* subscriberNotFound
-        return yield* store.changeAddress(subscriberId, address).pipe(
-          Effect.catchTag("AddressTaken", () => Effect.fail(refused({ new_address: "is already used by another subscriber" }))),
-          Effect.flatMap(orFail(subscriberNotFound))
-        )
-      })
-
-    const deactivateSubscriber = (subscriberId: number) =>
-      isRecordId(subscriberId)
-        ? store.deactivateSubscriber(subscriberId, "unsubscribed").pipe(Effect.flatMap(orFail(subscriberNotFound)), Effect.asVoid)
-        : Effect.fail(subscriberNotFound)
-
-    /** The subscriber with this address, active: found (and reactivated) or created. */
-    const activeSubscriber = (address: EmailAddress): Effect.Effect<Subscriber, StoreError> =>
-      Effect.gen(function*() {
-        const existing = yield* store.subscriberByAddress(address)
-        if (Option.isNone(existing)) {
-          // another request may create the same subscriber first: then it is found on a second look
-          return yield* store.createSubscriber(address).pipe(
-            Effect.catchTag("AddressTaken", () =>
-              Effect.flatMap(
-                store.subscriberByAddress(address),
-                orFail(new StoreError({ message: "alerts: an address was taken, yet no subscriber has it" }))
-              ))
-          )
-        }
-        if (existing.value.deactivatedAt === null) return existing.value
-        return Option.getOrElse(yield* store.reactivateSubscriber(existing.value.id), () => existing.value)
-      })
-
-    const subscribe = ({ address, frequency, subscriberListId }: SubscribeRequest) =>
-      Effect.gen(function*() {
-        const checked = yield* checkedAddress("address", address)
-        if (!isRecordId(subscriberListId)) return yield* listNotFound
-        const list = yield* Effect.flatMap(store.listById(subscriberListId), orFail(listNotFound))
-        return yield* store.transaction(Effect.gen(function*() {
-          const subscriber = yield* activeSubscriber(checked)
-          const { outcome, subscription } = yield* store.subscribe({
-            subscriberId: subscriber.id,
-            subscriberListId: list.id,
-            frequency,
-            source: "user_signed_up"
-          })
-          return { value: subscription, created: outcome === "created" }
-        }))
-      })
-
-    const subscription = (id: string) =>
-      UUID.test(id)
-        ? Effect.flatMap(store.subscriptionById(id.toLowerCase()), orFail(subscriptionNotFound))
-        : Effect.fail(subscriptionNotFound)
-
-    const changeFrequency = (id: string, frequency: Frequency) =>
-      UUID.test(id)
-        ? Effect.flatMap(store.changeFrequency(id.toLowerCase(), frequency), orFail(subscriptionNotFound))
-        : Effect.fail(subscriptionNotFound)
-
-    const unsubscribe = (id: string) =>
-      UUID.test(id)
-        ? store.endSubscription(id.toLowerCase(), "unsubscribed").pipe(Effect.flatMap(orFail(subscriptionNotFound)), Effect.asVoid)
-        : Effect.fail(subscriptionNotFound)
-
-    const sendAuthToken = ({ address, destination, redirect }: AuthTokenRequest) =>
-      Effect.gen(function*() {
-        const checked = yield* checkedAddress("address", address)
-        const badPaths = Object.fromEntries(
-          [["destination", destination] as const, ["redirect", redirect ?? null] as const]
-            .filter(([, path]) => path !== null && !isSitePath(path))
-            .map(([field]) => [field, "must be an absolute path on the site, such as /email/manage"])
-        )
-        if (Object.keys(badPaths).length > 0) return yield* refused(badPaths)
-        return yield* store.transaction(Effect.gen(function*() {
-          const found = yield* Effect.flatMap(store.subscriberByAddress(checked), orFail(subscriberNotFound))
-          const subscriber = Option.getOrElse(yield* store.reactivateSubscriber(found.id), () => found)
-          const issuedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-          const token = yield* Effect.promise(() =>
-            signAuthToken(
-              { subscriberId: subscriber.id, redirect: redirect ?? null, issuer: settings.authTokenIssuer, issuedAt },
-              settings.authTokenSecret
-            )
-          )
-          yield* emails.queue(authTokenEmail(subscriber.address, authTokenLink(settings.publicSiteUrl, destination, token)))
-          return subscriber
-        }))
-      })
-
-    const workload = Effect.gen(function*() {
-      const figures = yield* emails.figures
-      const now = yield* Clock.currentTimeMillis
-      const since = figures.oldestImmediatePendingSince
-      return {
-        queueSize: figures.size,
-        oldestPendingAge: since === null ? null : Duration.millis(Math.max(0, now - since.getTime()))
-      }
-    })
-
-    const health = Effect.map(workload, ({ oldestPendingAge, queueSize: size }) => {
-      const { queueAge: ageThresholds, queueSize: sizeThresholds } = settings.healthThresholds
-      const queueSize = statusOf(size, sizeThresholds, (a, b) => a >= b)
-      const queueAge = oldestPendingAge === null
-        ? "ok"
-        : statusOf(oldestPendingAge, ageThresholds, Duration.greaterThanOrEqualTo)
-      return { queueSize, queueAge, status: worst([queueSize, queueAge]) }
-    })
-
-    return {
-      publicSiteUrl: settings.publicSiteUrl,
-      findOrCreateList,
-      listByCriteria,
-      listBySlug,
-      queueNotification,
-      subscriptionsOf,
-      changeAddress,
-      deactivateSubscriber,
-      subscribe,
-      subscription,
-      changeFrequency,
-      unsubscribe,
-      sendAuthToken,
-      health,
-      workload
-    }
-  })
-)
+}>() {
+  /** The request side of the service, over the parts that `layerSql` or `layerMemory` built. */
+  static readonly layer: Layer.Layer<Alerts, never, AlertsParts> = Layer.effect(Alerts, make)
+}

@@ -1,21 +1,19 @@
 import type { QueueStats } from "@civicstack/jobs"
+import { StoreError } from "@civicstack/kit"
 import { Clock, Context, Duration, Effect, Either, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { SubscriberListNotFound, SubscriberNotFound, UnprocessableEntity } from "../api/errors"
-import { digestJob } from "../delivery/digest"
-import type { DeliveryFailure } from "../delivery/EmailProvider"
-import { EmailProvider } from "../delivery/EmailProvider"
-import type { SingleEmail } from "../delivery/EmailQueue"
-import type { EmailStatus } from "../delivery/EmailStore"
-import { fanOutJob } from "../delivery/fanOutJob"
 import { normaliseAddress } from "../domain/address"
 import type { EmailAddress } from "../domain/address"
+import { digestJob, fanOutJob } from "../domain/jobs"
 import type { SubscriberList } from "../domain/records"
-import { StoreError } from "../storage/AlertsStore"
 import type { ListSubscriber, ListWithCounts } from "../storage/AlertsStore"
+import type { EmailStatus, SingleEmail } from "../storage/EmailStore"
 import type { Health, SubscriberSubscriptions } from "./Alerts"
 import { Alerts } from "./Alerts"
 import { AlertsParts } from "./AlertsParts"
+import type { DeliveryFailure } from "./EmailProvider"
+import { EmailProvider } from "./EmailProvider"
 
 export type { ListSubscriber, ListWithCounts }
 
@@ -90,6 +88,65 @@ export const sendTestEmail = (
     return { id, address: email.address, provider: provider.name }
   })
 
+
+const jobFigures = (stats: ReadonlyArray<QueueStats>, queue: string): JobFigures => {
+  const found = stats.find((entry) => entry.queue === queue)
+  return found === undefined
+    ? { waiting: 0, running: 0, dead: 0 }
+    : { waiting: found.queued + found.scheduled, running: found.running, dead: found.dead }
+}
+
+const make = Effect.gen(function*() {
+  const { emailStore, jobs, store } = yield* AlertsParts
+  const alerts = yield* Alerts
+
+  const subscribersOf = (slug: string) =>
+    Effect.gen(function*() {
+      const list = yield* alerts.listBySlug(slug)
+      return { list, subscribers: yield* store.activeSubscribersOf(list.id) }
+    })
+
+  const subscriberByAddress = (address: string) =>
+    Effect.gen(function*() {
+      const checked = yield* checkedAddress("address", address)
+      const found = yield* store.subscriberByAddress(checked)
+      if (Option.isNone(found)) return yield* new SubscriberNotFound({ error: "Could not find the subscriber" })
+      return { subscriber: found.value, subscriptions: yield* store.activeSubscriptionsOf(found.value.id) }
+    })
+
+  const queueTestEmail = (address: string) =>
+    Effect.gen(function*() {
+      const email = yield* testEmail(address)
+      const id = yield* emailStore.queueEmail(email)
+      return { id, address: email.address }
+    })
+
+  const queue = Effect.gen(function*() {
+    const figures = yield* emailStore.statusFigures
+    const stats = yield* jobs.stats.pipe(
+      Effect.mapError((cause) => new StoreError({ message: "alerts operations: job figures failed", cause }))
+    )
+    const now = yield* Clock.currentTimeMillis
+    const since = figures.oldestPendingSince
+    return {
+      emails: figures.counts,
+      oldestPendingAge: since === null ? null : Duration.millis(Math.max(0, now - since.getTime())),
+      fanOutJobs: jobFigures(stats, fanOutJob.queue),
+      digestJobs: jobFigures(stats, digestJob.queue),
+      health: yield* alerts.health
+    }
+  })
+
+  return {
+    lists: store.listsWithCounts,
+    subscribersOf,
+    subscriberByAddress,
+    queueTestEmail,
+    queue,
+    reclaimAfterRestart: emailStore.expireClaims
+  }
+})
+
 /**
  * What operators read about one email alert service (its lists, subscribers and queue), and the test email they
  * queue to check the provider. Built by `layerSql` and `layerMemory` alongside `Alerts`.
@@ -110,66 +167,7 @@ export class AlertsOperations extends Context.Tag("@civicstack/core-alerts/Alert
    * process uses (the embedded one), at that process's start; answers how many there were.
    */
   readonly reclaimAfterRestart: Effect.Effect<number, StoreError>
-}>() {}
-
-const jobFigures = (stats: ReadonlyArray<QueueStats>, queue: string): JobFigures => {
-  const found = stats.find((entry) => entry.queue === queue)
-  return found === undefined
-    ? { waiting: 0, running: 0, dead: 0 }
-    : { waiting: found.queued + found.scheduled, running: found.running, dead: found.dead }
+}>() {
+  /** The operators' side of the service, over the parts that `layerSql` or `layerMemory` built. */
+  static readonly layer: Layer.Layer<AlertsOperations, never, AlertsParts | Alerts> = Layer.effect(AlertsOperations, make)
 }
-
-/** The operators' side of the service, over the parts that `layerSql` or `layerMemory` built. */
-export const alertsOperationsFromParts: Layer.Layer<AlertsOperations, never, AlertsParts | Alerts> = Layer.effect(
-  AlertsOperations,
-  Effect.gen(function*() {
-    const { emailStore, jobs, store } = yield* AlertsParts
-    const alerts = yield* Alerts
-
-    const subscribersOf = (slug: string) =>
-      Effect.gen(function*() {
-        const list = yield* alerts.listBySlug(slug)
-        return { list, subscribers: yield* store.activeSubscribersOf(list.id) }
-      })
-
-    const subscriberByAddress = (address: string) =>
-      Effect.gen(function*() {
-        const checked = yield* checkedAddress("address", address)
-        const found = yield* store.subscriberByAddress(checked)
-        if (Option.isNone(found)) return yield* new SubscriberNotFound({ error: "Could not find the subscriber" })
-        return { subscriber: found.value, subscriptions: yield* store.activeSubscriptionsOf(found.value.id) }
-      })
-
-    const queueTestEmail = (address: string) =>
-      Effect.gen(function*() {
-        const email = yield* testEmail(address)
-        const id = yield* emailStore.queueEmail(email)
-        return { id, address: email.address }
-      })
-
-    const queue = Effect.gen(function*() {
-      const figures = yield* emailStore.statusFigures
-      const stats = yield* jobs.stats.pipe(
-        Effect.mapError((cause) => new StoreError({ message: "alerts operations: job figures failed", cause }))
-      )
-      const now = yield* Clock.currentTimeMillis
-      const since = figures.oldestPendingSince
-      return {
-        emails: figures.counts,
-        oldestPendingAge: since === null ? null : Duration.millis(Math.max(0, now - since.getTime())),
-        fanOutJobs: jobFigures(stats, fanOutJob.queue),
-        digestJobs: jobFigures(stats, digestJob.queue),
-        health: yield* alerts.health
-      }
-    })
-
-    return {
-      lists: store.listsWithCounts,
-      subscribersOf,
-      subscriberByAddress,
-      queueTestEmail,
-      queue,
-      reclaimAfterRestart: emailStore.expireClaims
-    }
-  })
-)

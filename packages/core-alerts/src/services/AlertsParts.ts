@@ -1,9 +1,9 @@
 import type { JobQueue } from "@civicstack/jobs"
 import { Context } from "effect"
-import type { EmailQueue } from "../delivery/EmailQueue"
-import type { EmailStore } from "../delivery/EmailStore"
 import type { AlertsSettings } from "../settings"
 import type { AlertsStore } from "../storage/AlertsStore"
+import type { EmailStore } from "../storage/EmailStore"
+import type { EmailQueue } from "./EmailQueue"
 
 /**
  * The internal parts of one email alert service, built once by `layerSql` or `layerMemory` and shared by its request

@@ -1,6 +1,6 @@
 import { Duration, Redacted } from "effect"
 import { SignJWT } from "jose"
-import type { SingleEmail } from "../delivery/EmailQueue"
+import type { SingleEmail } from "../storage/EmailStore"
 
 /** How long the link in an auth-token email works. */
 export const AUTH_TOKEN_LIFETIME = Duration.days(7)

@@ -1,3 +1,4 @@
+import type { StoreError } from "@civicstack/kit"
 import { Context, Schema } from "effect"
 import type { Effect, Option } from "effect"
 import type { EmailAddress } from "../domain/address"
@@ -13,11 +14,6 @@ import type {
   Subscription,
   SubscriptionSource
 } from "../domain/records"
-
-export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
-  message: Schema.String,
-  cause: Schema.optional(Schema.Defect)
-}) {}
 
 /** Another subscriber has this address (compared case-insensitively). */
 export class AddressTaken extends Schema.TaggedError<AddressTaken>()("AddressTaken", {

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ManagedRuntime, Redacted } from "effect"
 import fc from "fast-check"
-import { memoryBackend } from "./backends"
+import { memoryService } from "../fixtures/backends"
 import { baseUrl, servedOver } from "./server"
 
 /** One server over memory for the whole file: a property runs many requests against it. */
-const server = ManagedRuntime.make(servedOver(memoryBackend({ authTokenSecret: Redacted.make("k".repeat(40)) })))
+const server = ManagedRuntime.make(servedOver(memoryService({ authTokenSecret: Redacted.make("k".repeat(40)) })))
 let url = ""
 beforeAll(async () => {
   url = await server.runPromise(baseUrl)

@@ -1,4 +1,4 @@
-import { memoryBackend } from "./backends"
+import { memoryService } from "../fixtures/backends"
 import { alertsHttpSuite } from "./suite"
 
-alertsHttpSuite("memory", memoryBackend)
+alertsHttpSuite("memory", memoryService)

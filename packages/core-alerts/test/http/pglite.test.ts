@@ -1,9 +1,5 @@
-import { afterAll, beforeAll } from "@effect/vitest"
-import { sharedPglite } from "./backends"
+import { suiteOnPglite } from "@civicstack/kit/testing"
+import { migrateAll, sqlService } from "../fixtures/backends"
 import { alertsHttpSuite } from "./suite"
 
-const database = sharedPglite()
-beforeAll(database.open)
-afterAll(database.close)
-
-alertsHttpSuite("PGlite, SQL job queue", database.backend)
+suiteOnPglite(migrateAll, sqlService, (name, backend) => alertsHttpSuite(`${name}, SQL job queue`, (settings) => backend()(settings)))

@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe } from "@effect/vitest"
-import { createTestDatabase, postgresBackend } from "./backends"
+import { suiteOnPostgres } from "@civicstack/kit/testing"
+import { migrateAll, postgresService } from "../fixtures/backends"
 import { alertsHttpSuite } from "./suite"
 
-const serverUrl = process.env["TEST_DATABASE_URL"]
-
-describe.skipIf(serverUrl === undefined)("PostgreSQL", () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined
-  beforeAll(async () => {
-    database = await createTestDatabase(serverUrl!)
-  })
-  afterAll(() => database?.drop())
-
-  alertsHttpSuite("PostgreSQL, SQL job queue", (settings) => postgresBackend(database!.url)(settings))
-})
+suiteOnPostgres(
+  "alertshttp",
+  migrateAll,
+  postgresService,
+  (name, backend) => alertsHttpSuite(`${name}, SQL job queue`, (settings) => backend()(settings))
+)

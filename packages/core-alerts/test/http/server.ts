@@ -8,7 +8,7 @@ import { Cause, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { AlertsGroup, AlertsHealthGroup } from "../../src/api/AlertsApi"
 import { alertsHandlers } from "../../src/http/handlers"
-import { layerOpenAccess } from "../../src/http/openAccess"
+import { layerOpenAccess } from "../../src/layers"
 import type { Alerts } from "../../src/services/Alerts"
 import type { AlertsParts } from "../../src/services/AlertsParts"
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Redacted, TestClock } from "effect"
 import { jwtVerify } from "jose"
-import { fanOutJob } from "../../src/delivery/fanOutJob"
+import { fanOutJob } from "../../src/domain/jobs"
 import { AlertsParts } from "../../src/services/AlertsParts"
 import type { AlertsSettings } from "../../src/settings"
-import { RecordingEmailQueue } from "../support/recordingEmailQueue"
-import type { Backend } from "./backends"
+import { RecordingEmailQueue } from "../fixtures/recordingEmailQueue"
+import type { ServiceBackend } from "../fixtures/backends"
 import { baseUrl, servedOver } from "./server"
 
 const NOW = new Date("2026-03-02T09:30:00.000Z")
@@ -100,7 +100,7 @@ const expectRefused = (send: () => Effect.Effect<Answer>, status: number, fields
 const GUIDES = { title: "Guides", tags: { format: ["guide"], topics: ["tax", "benefits"] } }
 const NEWS = { title: "News", links: { organisations: { all: ["org-1", "org-2"] } }, document_type: "news_story" }
 
-export const alertsHttpSuite = (name: string, backend: Backend) =>
+export const alertsHttpSuite = (name: string, backend: ServiceBackend) =>
   describe(`the email alert API over HTTP (${name})`, () => {
     /** The handlers served over a fresh service, with the clock at NOW. */
     const served = <A>(body: (send: Send) => Effect.Effect<A, unknown, AlertsParts | RecordingEmailQueue>) =>

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Redacted, TestClock } from "effect"
 import { memoryPorts, serviceWithQueue } from "../../src/layers"
 import { Alerts } from "../../src/services/Alerts"
-import { RecordingEmailQueue, recordingEmailQueue } from "../support/recordingEmailQueue"
+import { RecordingEmailQueue, recordingEmailQueue } from "../fixtures/recordingEmailQueue"
 
 const service = serviceWithQueue({
   authTokenSecret: Redacted.make("h".repeat(40)),
@@ -10,7 +10,7 @@ const service = serviceWithQueue({
     queueSize: { warning: 10, critical: 20 },
     queueAge: { warning: Duration.seconds(5), critical: Duration.minutes(1) }
   }
-}).pipe(Layer.provideMerge(recordingEmailQueue), Layer.provide(memoryPorts))
+}).pipe(Layer.provideMerge(recordingEmailQueue), Layer.provide(memoryPorts()))
 
 describe("health against the thresholds of the settings", () => {
   it.effect("grades with the configured thresholds, the oldest email's age from Clock", () =>

@@ -1,21 +1,21 @@
 import { JobQueue, JobQueueError, layerSql as jobQueueSql } from "@civicstack/jobs"
+import { sharedPglite } from "@civicstack/kit/testing"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql/SqlClient"
 import { Duration, Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
-import { EmailQueue } from "../../src/delivery/EmailQueue"
-import { fanOutJob } from "../../src/delivery/fanOutJob"
+import { EmailQueue } from "../../src/services/EmailQueue"
+import { fanOutJob } from "../../src/domain/jobs"
 import { serviceWithQueue } from "../../src/layers"
-import { emailStoreSql } from "../../src/delivery/storage/sql"
 import { Alerts } from "../../src/services/Alerts"
 import { AlertsParts } from "../../src/services/AlertsParts"
-import { StoreError } from "../../src/storage/AlertsStore"
-import { layerSql as storeSql, sqlStoreLayer } from "../../src/storage/sql"
+import { StoreError } from "@civicstack/kit"
+import { layerSql as storesSql } from "../../src/storage/sql"
 import { keyedRecord } from "../../src/api/criteria"
-import { listCriteriaFromWire, notificationFromWire } from "../../src/wire"
+import { listCriteriaFromWire, notificationFromWire } from "../../src/http/wire"
 import { CreateNotificationBody } from "../../src/api/requests"
-import { emptyTables, sharedPglite } from "../http/backends"
+import { emptyAllTables, migrateAll } from "../fixtures/backends"
 
-const pglite = sharedPglite()
+const pglite = sharedPglite(migrateAll)
 beforeAll(pglite.open)
 afterAll(pglite.close)
 
@@ -42,19 +42,18 @@ const failingEmailQueue = Layer.succeed(EmailQueue, {
 /** With the job queue on the same database, as the reference server has it: a notification and its job in one statement. */
 const service = serviceWithQueue({ authTokenSecret: Redacted.make("x".repeat(40)) }).pipe(
   Layer.provide(Layer.mergeAll(
-    sqlStoreLayer({ jobQueueInSameDatabase: true }),
-    emailStoreSql,
+    storesSql({ jobQueueInSameDatabase: true }),
     failingJobQueue,
     failingEmailQueue
   )),
-  Layer.provide(emptyTables),
+  Layer.provide(emptyAllTables),
   Layer.provide(pglite.database)
 )
 
 /** Without it: the service writes them in a transaction. */
 const serviceOverTransaction = serviceWithQueue({ authTokenSecret: Redacted.make("x".repeat(40)) }).pipe(
-  Layer.provide(Layer.mergeAll(storeSql, emailStoreSql, failingJobQueue, failingEmailQueue)),
-  Layer.provide(emptyTables),
+  Layer.provide(Layer.mergeAll(storesSql(), failingJobQueue, failingEmailQueue)),
+  Layer.provide(emptyAllTables),
   Layer.provide(pglite.database)
 )
 

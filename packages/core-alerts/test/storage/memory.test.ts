@@ -1,4 +1,6 @@
-import { memoryBackend } from "./backends"
+import { memoryStores } from "../fixtures/backends"
+import { emailStoreSuite } from "./emailSuite"
 import { alertsStoreSuite } from "./suite"
 
-alertsStoreSuite("memory", memoryBackend)
+alertsStoreSuite("memory", memoryStores)
+emailStoreSuite("memory", memoryStores)

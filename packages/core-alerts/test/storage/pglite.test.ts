@@ -1,9 +1,11 @@
-import { afterAll, beforeAll } from "@effect/vitest"
-import { sharedPglite } from "./backends"
+import { suiteOnPglite } from "@civicstack/kit/testing"
+import { migrateAll, sqlStores } from "../fixtures/backends"
+import { emailStoreSuite } from "./emailSuite"
+import { sqlEmailStoreSuite } from "./sqlEmailSuite"
 import { alertsStoreSuite } from "./suite"
 
-const database = sharedPglite()
-beforeAll(database.open)
-afterAll(database.close)
-
-alertsStoreSuite("PGlite", database.backend)
+suiteOnPglite(migrateAll, sqlStores, (name, backend) => {
+  alertsStoreSuite(name, backend)
+  emailStoreSuite(name, backend)
+  sqlEmailStoreSuite(name, backend)
+})

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe } from "@effect/vitest"
-import { createTestDatabase, postgresBackend } from "./backends"
+import { suiteOnPostgres } from "@civicstack/kit/testing"
+import { migrateAll, postgresStores } from "../fixtures/backends"
+import { emailStoreSuite } from "./emailSuite"
+import { sqlEmailStoreSuite } from "./sqlEmailSuite"
 import { alertsStoreSuite } from "./suite"
 
-const serverUrl = process.env["TEST_DATABASE_URL"]
-
-describe.skipIf(serverUrl === undefined)("PostgreSQL", () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined
-  beforeAll(async () => {
-    database = await createTestDatabase(serverUrl!)
-  })
-  afterAll(() => database?.drop())
-
-  alertsStoreSuite("PostgreSQL", () => postgresBackend(database!.url))
+suiteOnPostgres("alertsstore", migrateAll, postgresStores, (name, backend) => {
+  alertsStoreSuite(name, backend)
+  emailStoreSuite(name, backend)
+  sqlEmailStoreSuite(name, backend)
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
-import { Effect, Either, Option, TestClock } from "effect"
+import { Effect, Either, Option } from "effect"
 import fc from "fast-check"
 import type { CriterionValue } from "../../src/api/index"
 import { keyedRecord } from "../../src/api/index"
@@ -12,12 +12,7 @@ import type { NotificationFacts } from "../../src/domain/matching"
 import type { NewNotification } from "../../src/domain/records"
 import { AlertsStore } from "../../src/storage/AlertsStore"
 import type { NewSubscription } from "../../src/storage/AlertsStore"
-
-const start = new Date("2024-03-01T12:00:00.000Z")
-const at = (seconds: number) => new Date(start.getTime() + seconds * 1000)
-
-/** Moves the test clock to `seconds` after the start. */
-const clockAt = (seconds: number) => TestClock.setTime(at(seconds).getTime())
+import { at, clockAt, start } from "../fixtures/records"
 
 type Named<A> = Record<string, A>
 type ListCriteriaOf = ReturnType<typeof normaliseListCriteria>

@@ -1,0 +1,64 @@
+import { runWorker } from "@civicstack/jobs"
+import type { RecurringSchedule } from "@civicstack/jobs"
+import { now as currentDate } from "@civicstack/kit"
+import { Effect } from "effect"
+import type { DigestEntry, DigestFrequency } from "../domain/digests"
+import { composeDigest, lastDigestWindow } from "../domain/digests"
+import { digestJob } from "../domain/jobs"
+import type { DeliverySettings } from "../settings"
+import { EmailStore } from "../storage/EmailStore"
+
+/** When each digest is sent: half an hour after its window ends. */
+const SENDING_TIMES: Record<DigestFrequency, string> = { daily: "30 8 * * *", weekly: "30 8 * * 6" }
+/** A window that ended longer ago than this is not sent any more (e.g. when a job runs late after a long outage). */
+const LATEST_SENDING_MILLIS = 24 * 60 * 60 * 1000
+
+export const digestSchedules = (settings: DeliverySettings): ReadonlyArray<RecurringSchedule<any, any>> =>
+  (["daily", "weekly"] as const).map((frequency) => ({
+    name: `alerts.digest.${frequency}`,
+    cron: SENDING_TIMES[frequency],
+    timeZone: settings.scheduleTimeZone,
+    definition: digestJob,
+    payload: { frequency }
+  }))
+
+/**
+ * Sends the digests of the window of `frequency` that ended last, unless it ended more than a day ago: one email per
+ * subscriber with anything in it. The run is recorded once per window; a run that completed sends nothing again, and one that stopped half-way carries on
+ * without writing a second email to anyone. Returns how many emails it created.
+ */
+export const sendDigests = (frequency: DigestFrequency, settings: DeliverySettings) =>
+  Effect.gen(function*() {
+    const emails = yield* EmailStore
+    const now = yield* currentDate
+    const window = lastDigestWindow(frequency, now, settings.scheduleTimeZone)
+    if (now.getTime() - window.end.getTime() > LATEST_SENDING_MILLIS) return 0
+    const run = yield* emails.startDigestRun(window)
+    if (run.completedAt !== null) return 0
+    const notifications = new Map((yield* emails.notificationsIn(window)).map((n) => [n.id, n] as const))
+    const highest = yield* emails.highestSubscriberId
+    let created = 0
+    if (notifications.size > 0) {
+      for (let after = 0; after < highest; after += settings.fanOutChunkSize) {
+        const entries = yield* emails.digestEntries(window, {
+          afterSubscriberId: after,
+          throughSubscriberId: after + settings.fanOutChunkSize
+        })
+        const bySubscriber = new Map<number, Array<DigestEntry>>()
+        for (const entry of entries) {
+          bySubscriber.set(entry.subscriberId, [...(bySubscriber.get(entry.subscriberId) ?? []), entry])
+        }
+        const digests = [...bySubscriber.values()].map((own) => composeDigest(frequency, own, notifications, settings))
+        created += yield* emails.insertDigestEmails(run.id, digests)
+      }
+    }
+    yield* emails.completeDigestRun(run.id)
+    yield* Effect.logInfo(`The ${frequency} digest to ${window.end.toISOString()}: ${created} email(s)`)
+    return created
+  })
+
+export const runDigestWorker = (settings: DeliverySettings) =>
+  runWorker(digestJob, ({ frequency }) => sendDigests(frequency, settings), {
+    pollInterval: settings.pollInterval,
+    shutdownGracePeriod: settings.shutdownGracePeriod
+  })

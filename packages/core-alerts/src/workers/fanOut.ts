@@ -1,0 +1,53 @@
+import { runWorker } from "@civicstack/jobs"
+import { Effect, Option } from "effect"
+import { immediateEmailContent } from "../domain/compose"
+import { fanOutJob } from "../domain/jobs"
+import type { DeliverySettings } from "../settings"
+import { AlertsStore } from "../storage/AlertsStore"
+import { EmailStore } from "../storage/EmailStore"
+
+/**
+ * Records the lists a notification matches (digests use them) and writes one email per immediate subscriber, chunk
+ * by chunk of subscriber ids. Safe to run again after a crash or a retry: subscribers with an email are skipped.
+ * Returns how many emails it created.
+ */
+export const fanOutNotification = (
+  notificationId: string,
+  settings: DeliverySettings,
+  /** Told after each chunk that wrote emails (to wake the delivery worker). */
+  emailsQueued: Effect.Effect<void> = Effect.void
+) =>
+  Effect.gen(function*() {
+    const emails = yield* EmailStore
+    const alerts = yield* AlertsStore
+    const found = yield* emails.notification(notificationId)
+    if (Option.isNone(found)) {
+      yield* Effect.logWarning(`No notification ${notificationId} to fan out`)
+      return 0
+    }
+    const notification = found.value
+    const listIds = yield* alerts.matchingListIds(notification)
+    yield* emails.recordMatches(notificationId, listIds)
+    if (listIds.length === 0) return 0
+    const content = immediateEmailContent(notification, settings)
+    const highest = yield* emails.highestSubscriberId
+    const starts = Array.from({ length: Math.ceil(highest / settings.fanOutChunkSize) }, (_, i) => i * settings.fanOutChunkSize)
+    const counts = yield* Effect.forEach(starts, (after) =>
+      emails.fanOutChunk({
+        notificationId,
+        afterSubscriberId: after,
+        throughSubscriberId: after + settings.fanOutChunkSize,
+        content
+      }).pipe(Effect.tap((created) => created > 0 ? emailsQueued : Effect.void)), { concurrency: settings.fanOutChunkConcurrency })
+    const created = counts.reduce((sum, count) => sum + count, 0)
+    yield* Effect.logDebug(`Notification ${notificationId} matched ${listIds.length} list(s); ${created} email(s) queued`)
+    return created
+  })
+
+/** Fans out the notifications of `fanOutJob` until interrupted. */
+export const runFanOutWorker = (settings: DeliverySettings, emailsQueued: Effect.Effect<void> = Effect.void) =>
+  runWorker(fanOutJob, ({ notificationId }) => fanOutNotification(notificationId, settings, emailsQueued), {
+    concurrency: settings.fanOutConcurrency,
+    pollInterval: settings.pollInterval,
+    shutdownGracePeriod: settings.shutdownGracePeriod
+  })

@@ -1,4 +1,0 @@
-import { memoryStores } from "./backends"
-import { emailStoreSuite } from "./storageSuite"
-
-emailStoreSuite("memory", memoryStores)

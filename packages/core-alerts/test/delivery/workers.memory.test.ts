@@ -1,4 +1,0 @@
-import { memoryStores } from "./backends"
-import { workerSuite } from "./workerSuite"
-
-workerSuite("memory", memoryStores)

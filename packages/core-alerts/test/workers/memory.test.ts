@@ -1,0 +1,4 @@
+import { memoryStores } from "../fixtures/backends"
+import { workerSuite } from "./suite"
+
+workerSuite("memory", memoryStores)
