@@ -13,6 +13,7 @@ import { parseServerConfig } from "../src/config"
 import { alertsServiceLayer } from "../src/services/alerts"
 import { freePort } from "@civicstack/kit/testing"
 import { startCli } from "./serverProcess"
+import { aNotification } from "../../../packages/core-alerts/test/fixtures/records"
 
 let dataDir: string
 let seeded: { readonly taxId: number; readonly vatId: number; readonly adaId: number; readonly bobId: number }
@@ -38,28 +39,7 @@ const seed = (dir: string) => {
     const adaVat = yield* alerts.subscribe({ address: "ada@example.com", subscriberListId: vat.id, frequency: "weekly" })
     const bob = yield* alerts.subscribe({ address: "bob@example.com", subscriberListId: vat.id, frequency: "daily" })
     yield* alerts.unsubscribe(bob.value.id)
-    yield* alerts.queueNotification({
-      subject: "Tax changes",
-      body: "Rates change in April.",
-      title: null,
-      description: null,
-      changeNote: null,
-      tags: new Map([["topics", ["tax"]]]),
-      links: new Map(),
-      documentType: null,
-      emailDocumentSupertype: null,
-      governmentDocumentSupertype: null,
-      contentId: null,
-      basePath: null,
-      publicUpdatedAt: null,
-      publishingApp: null,
-      fromAddressId: null,
-      urgent: false,
-      priority: "normal",
-      header: null,
-      footer: null,
-      footnote: null
-    })
+    yield* alerts.queueNotification(aNotification())
     return { taxId: tax.id, vatId: vat.id, adaId: adaVat.value.subscriberId, bobId: bob.value.subscriberId }
   }).pipe(Effect.provide(service)))
 }

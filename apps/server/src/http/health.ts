@@ -3,6 +3,10 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Schema } from "effect"
 
+/**
+ * The job queue's figures of one queue on the wire. They repeat the fields of the queue's own statistics on purpose:
+ * this is the endpoint's contract, which must not follow a change of the queue's SQL.
+ */
 const QueueFigures = Schema.Struct({
   queue: Schema.String,
   queued: Schema.Number,
