@@ -1,4 +1,5 @@
 export { expecting, Flag, WholeNumber } from "./config"
+export { Int8 } from "./columns"
 export { now } from "./clock"
 export { countOption } from "./countOption"
 export { decodeRows } from "./decodeRows"

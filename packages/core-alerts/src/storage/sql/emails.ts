@@ -1,4 +1,4 @@
-import { now, sqlStoreTools } from "@civicstack/kit"
+import { Int8, now, sqlStoreTools } from "@civicstack/kit"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Context } from "effect"
@@ -13,12 +13,7 @@ import { EmailStore } from "../EmailStore"
 
 type Service = Context.Tag.Service<EmailStore>
 
-/** int8 and count(*) arrive as strings from pg. */
-const Count = Schema.transform(Schema.Union(Schema.Number, Schema.String, Schema.BigIntFromSelf), Schema.Number, {
-  strict: true,
-  decode: (value) => Number(value),
-  encode: (value) => value
-})
+const Count = Int8
 const Timestamp = Schema.DateFromSelf
 const Facts = Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })
 const NullableText = Schema.NullOr(Schema.String)

@@ -1,8 +1,8 @@
 import { enqueueForEachRow } from "@civicstack/jobs"
-import { decodeRows, now, sqlStoreTools } from "@civicstack/kit"
+import { decodeRows, Int8, now, sqlStoreTools } from "@civicstack/kit"
 import type { StoreError } from "@civicstack/kit"
 import type * as Statement from "@effect/sql/Statement"
-import { SqlClient, TransactionConnection } from "@effect/sql/SqlClient"
+import { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Context } from "effect"
 import { Effect, Layer, Option, Schema } from "effect"
@@ -20,12 +20,7 @@ import type { Subscribed } from "../AlertsStore"
 
 type Store = Context.Tag.Service<AlertsStore>
 
-/** int8 columns arrive as strings from pg (and may arrive as bigints); ids stay well within a safe integer. */
-const RowId = Schema.transform(Schema.Union(Schema.Number, Schema.String, Schema.BigIntFromSelf), Schema.Number, {
-  strict: true,
-  decode: (id) => Number(id),
-  encode: (id) => id
-})
+const RowId = Int8
 const Timestamp = Schema.DateFromSelf
 const OptionalTimestamp = Schema.NullOr(Schema.DateFromSelf)
 
@@ -159,12 +154,7 @@ export interface SqlStoreOptions {
 }
 
 const makeSqlStore = (options: SqlStoreOptions) => Effect.gen(function*() {
-  const { firstRow, rows, sql, storeError, transaction: ownTransaction } = yield* sqlStoreTools("alerts store")
-
-  /** The caller's effect in a transaction (joining the caller's own); its failures roll it back and come out as they were. */
-  const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
-    Effect.flatMap(Effect.serviceOption(TransactionConnection), (caller) =>
-      Option.isSome(caller) ? effect : ownTransaction(effect))
+  const { atomically: transaction, firstRow, rows, sql, storeError } = yield* sqlStoreTools("alerts store")
 
   /**
    * Inserts the notification, and whatever `alongside` adds to the same statement (CTEs after `recorded`, the
