@@ -1,5 +1,5 @@
 import { JobQueue, layerMemory as jobQueueMemory } from "@civicstack/jobs"
-import { layerOpenAccess as openAccessOf } from "@civicstack/kit/access"
+import { openAccess } from "@civicstack/kit/access"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
@@ -93,4 +93,4 @@ export const workers: Layer.Layer<never, never, AlertsParts | EmailProvider> = L
 )
 
 /** Lets every caller use the email alert API: for a host that checks its callers itself, in front of the handlers. */
-export const layerOpenAccess: Layer.Layer<AlertsAccess> = openAccessOf(AlertsAccess)
+export const layerOpenAccess: Layer.Layer<AlertsAccess> = openAccess(AlertsAccess)

@@ -1,6 +1,6 @@
 import { JobQueue, layerMemory as jobQueueMemory, runSchedules } from "@civicstack/jobs"
 import { keepRunning } from "@civicstack/kit"
-import { layerOpenAccess as openAccessTo } from "@civicstack/kit/access"
+import { openAccess } from "@civicstack/kit/access"
 import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Layer } from "effect"
 import { LinkcheckAccess } from "./api/access"
@@ -69,4 +69,4 @@ export const workers: Layer.Layer<never, never, LinkcheckParts> = Layer.scopedDi
  * Lets every caller use the link checking API: for a host that checks its callers itself, in front of these
  * handlers. The reference server checks single sign-on tokens instead.
  */
-export const layerOpenAccess: Layer.Layer<LinkcheckAccess> = openAccessTo(LinkcheckAccess)
+export const layerOpenAccess: Layer.Layer<LinkcheckAccess> = openAccess(LinkcheckAccess)

@@ -34,7 +34,7 @@ const accessOptions = {
 /**
  * The middleware tag of who may call a service's API: a bearer token, refused with 401 or 403. The host provides it
  * (the reference server checks single sign-on tokens in-process; an embedder can use sdk-sso's guard, or
- * `layerOpenAccess` behind a check of its own).
+ * `openAccess` behind a check of its own).
  */
 export const ApiAccess = <Self>() => <const Id extends string>(id: Id) =>
   HttpApiMiddleware.Tag<Self>()(id, accessOptions)
@@ -47,5 +47,5 @@ export type AccessCheck = HttpApiMiddleware.HttpApiMiddlewareSecurity<
 >
 
 /** Lets every caller use the API: for a host that checks its callers itself, in front of the handlers. */
-export const layerOpenAccess = <Self>(tag: Context.Tag<Self, AccessCheck>): Layer.Layer<Self> =>
+export const openAccess = <Self>(tag: Context.Tag<Self, AccessCheck>): Layer.Layer<Self> =>
   Layer.succeed(tag, { bearer: () => Effect.void })
