@@ -9,12 +9,15 @@ import { createServer } from "node:http"
 import { AdminGroup } from "../../src/api/admin"
 import { BrowserGroup, OAuthGroup } from "../../src/api/SsoApi"
 import { ssoHandlers } from "../../src/http/handlers"
-import { layerMemory } from "../../src/layers"
+import { layerSql } from "../../src/layers"
+import { migrate } from "../../src/migrations/index"
 import type { SsoServices } from "../../src/layers"
 import { applyBootstrap, BootstrapDocument } from "../../src/services/setup"
 import type { SsoParts } from "../../src/services/SsoParts"
 import type { SsoSettings } from "../../src/settings"
+import { layerSql as jobQueueSql, migrate as migrateJobs } from "@civicstack/jobs"
 import { freePort } from "@civicstack/kit/testing"
+import { PgliteClient } from "@civicstack/sql-pglite"
 
 /** The SSO's endpoints under a host's own API identifier, as a host serves them. */
 const api = HttpApi.make("testhost").add(OAuthGroup).add(BrowserGroup).add(AdminGroup)
@@ -49,8 +52,16 @@ export interface SsoHost {
   readonly close: () => Promise<void>
 }
 
+/** The SSO on an embedded database of its own, listening for changes as the reference server runs it. */
+const onPglite = (settings: Partial<SsoSettings>) =>
+  Layer.unwrapEffect(Effect.map(PgliteClient.PgliteClient, ({ listen }) =>
+    layerSql({ ...settings, listen }).pipe(Layer.provide(jobQueueSql({ listen }))))).pipe(
+      Layer.provide(Layer.effectDiscard(Effect.zipRight(migrateJobs, migrate))),
+      Layer.provide(PgliteClient.layer({}))
+    )
+
 /**
- * The SSO in memory, served over HTTP in this process, with `bootstrap` (a bootstrap file's document) applied first.
+ * The SSO on PGlite, served over HTTP in this process, with `bootstrap` (a bootstrap file's document) applied first.
  * With `issuerIsHost` its issuer is its own address, for clients that discover it there.
  */
 export const startSsoHost = async (options: {
@@ -62,7 +73,7 @@ export const startSsoHost = async (options: {
   const issuer = options.issuerIsHost === true ? { issuer: `http://127.0.0.1:${port}` } : {}
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(
-    Layer.buildWithScope(servedOver(layerMemory({ ...issuer, ...options.settings }), port), scope)
+    Layer.buildWithScope(servedOver(onPglite({ ...issuer, ...options.settings }), port), scope)
   )
   const run = <A, E>(effect: Effect.Effect<A, E, SsoServices | SsoParts>) => Effect.runPromise(Effect.provide(effect, context))
   if (options.bootstrap !== undefined) {
