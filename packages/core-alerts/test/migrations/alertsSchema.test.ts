@@ -1,23 +1,13 @@
 import { PgliteClient } from "@civicstack/sql-pglite"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import type { Layer } from "effect"
 import { Effect } from "effect"
 import { createTestDatabase as createDatabase, testPool } from "@civicstack/kit/testing"
 import { migrate } from "../../src/migrations/index"
+import { refusedBy } from "../fixtures/refusedBy"
 
 const NOW = "2024-03-01T12:00:00Z"
-
-/** The unique constraint or index a statement ran into, or "none" when it succeeded. */
-const refusedBy = (statement: Effect.Effect<unknown, SqlError>) =>
-  statement.pipe(
-    Effect.as("none"),
-    Effect.catchAll((error) => {
-      const cause = error.cause as { readonly code?: unknown; readonly constraint?: unknown }
-      return Effect.succeed(cause.code === "23505" ? String(cause.constraint) : `error ${String(cause.code)}`)
-    })
-  )
 
 const migrationSuite = (name: string, makeDatabase: () => Layer.Layer<SqlClient, unknown>) =>
   describe(`the alerts schema on ${name}`, () => {

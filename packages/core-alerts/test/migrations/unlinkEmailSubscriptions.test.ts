@@ -1,21 +1,11 @@
 import { PgliteClient } from "@civicstack/sql-pglite"
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { migrate } from "../../src/migrations/index"
+import { refusedBy } from "../fixtures/refusedBy"
 
 const NOW = "2024-03-01T12:00:00Z"
-
-/** The unique constraint a statement ran into, or "none" when it succeeded. */
-const refusedBy = (statement: Effect.Effect<unknown, SqlError>) =>
-  statement.pipe(
-    Effect.as("none"),
-    Effect.catchAll((error) => {
-      const cause = error.cause as { readonly code?: unknown; readonly constraint?: unknown }
-      return Effect.succeed(cause.code === "23505" ? String(cause.constraint) : `error ${String(cause.code)}`)
-    })
-  )
 
 describe("the email tables", () => {
   it.effect("refuse a second email for a subscriber of the same notification or digest run", () =>

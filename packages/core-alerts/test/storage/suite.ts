@@ -13,6 +13,7 @@ import type { NewNotification } from "../../src/domain/records"
 import { AlertsStore } from "../../src/storage/AlertsStore"
 import type { NewSubscription } from "../../src/storage/AlertsStore"
 import { at, clockAt, start } from "../fixtures/records"
+import { aNotification as taxNotification } from "../fixtures/records"
 
 type Named<A> = Record<string, A>
 type ListCriteriaOf = ReturnType<typeof normaliseListCriteria>
@@ -29,29 +30,9 @@ const criteria = (input: {
 
 const address = (text: string) => Either.getOrThrow(normaliseAddress(text))
 
-const aNotification = (overrides: Partial<NewNotification> = {}): NewNotification => ({
-  subject: "Tax changes",
-  body: "Rates change in April.",
-  title: null,
-  description: null,
-  changeNote: null,
-  tags: new Map(),
-  links: new Map(),
-  documentType: null,
-  emailDocumentSupertype: null,
-  governmentDocumentSupertype: null,
-  contentId: null,
-  basePath: null,
-  publicUpdatedAt: null,
-  publishingApp: null,
-  fromAddressId: null,
-  urgent: false,
-  priority: "normal",
-  header: null,
-  footer: null,
-  footnote: null,
-  ...overrides
-})
+/** The fixtures' notification, with no tags unless given. */
+const aNotification = (overrides: Partial<NewNotification> = {}): NewNotification =>
+  taxNotification({ tags: new Map(), ...overrides })
 
 const facts = (input: {
   readonly tags?: Named<ReadonlyArray<string>>
