@@ -1,5 +1,5 @@
 import type { Duration, Option, Stream } from "effect"
-import { Context, Effect } from "effect"
+import { Context, Effect, Schema } from "effect"
 import type { JobDefinition } from "./definition"
 import type { JobQueueError } from "./errors"
 
@@ -25,17 +25,21 @@ export interface Enqueued {
   readonly deduplicated: boolean
 }
 
-export interface QueueStats {
-  readonly queue: string
+/** One queue's figures. Encoded, the keys are snake_case, as SQL selects them and JSON APIs report them. */
+export const QueueStats = Schema.Struct({
+  queue: Schema.String,
   /** Runnable now. */
-  readonly queued: number
+  queued: Schema.Number,
   /** Waiting for a future run-at time, including retries waiting for their backoff. */
-  readonly scheduled: number
-  readonly running: number
-  readonly dead: number
+  scheduled: Schema.Number,
+  running: Schema.Number,
+  dead: Schema.Number,
   /** Milliseconds since the oldest runnable job became runnable; null when none is runnable. */
-  readonly oldestRunnableAgeMs: number | null
-}
+  oldestRunnableAgeMs: Schema.propertySignature(Schema.NullOr(Schema.Number)).pipe(
+    Schema.fromKey("oldest_runnable_age_ms")
+  )
+})
+export interface QueueStats extends Schema.Schema.Type<typeof QueueStats> {}
 
 /** Proof of ownership of a claimed job: operations with a stale token change nothing. */
 export interface JobClaim {

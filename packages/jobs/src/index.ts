@@ -11,7 +11,7 @@ export {
   type JobClaim,
   type JobFailure,
   JobQueue,
-  type QueueStats,
+  QueueStats,
   type ScheduleSlot
 } from "./JobQueue"
 export { layerMemory } from "./memory"

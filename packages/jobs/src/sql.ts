@@ -8,7 +8,7 @@ import type { PreparedJob } from "./prepare"
 import { prepareJobs } from "./prepare"
 import { JobQueueError } from "./errors"
 import type { Enqueued, JobClaim } from "./JobQueue"
-import { enqueueOneWith, JobQueue } from "./JobQueue"
+import { enqueueOneWith, JobQueue, QueueStats } from "./JobQueue"
 import { LEASE_EXPIRED_ERROR } from "./leases"
 
 /** The LISTEN/NOTIFY channel; the payload of each notification is a queue name. */
@@ -29,14 +29,6 @@ const ClaimedRow = Schema.Struct({
 })
 const StateRow = Schema.Struct({ state: Schema.Literal("queued", "dead") })
 const CountRow = Schema.Struct({ count: Schema.Number })
-const StatsRow = Schema.Struct({
-  queue: Schema.String,
-  queued: Schema.Number,
-  scheduled: Schema.Number,
-  running: Schema.Number,
-  dead: Schema.Number,
-  oldest_runnable_age_ms: Schema.NullOr(Schema.Number)
-})
 const DeadRow = Schema.Struct({
   id: Schema.String,
   queue: Schema.String,
@@ -53,7 +45,7 @@ const decodeEnqueued = decodeRows(EnqueuedRow)
 const decodeClaimed = decodeRows(ClaimedRow)
 const decodeState = decodeRows(StateRow)
 const decodeCount = decodeRows(CountRow)
-const decodeStats = decodeRows(StatsRow)
+const decodeStats = decodeRows(QueueStats)
 const decodeDead = decodeRows(DeadRow)
 const decodeFired = decodeRows(FiredRow)
 
@@ -398,18 +390,7 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
               GROUP BY queue
               ORDER BY queue
             `.withoutTransform
-          )).pipe(
-            Effect.map((rows) =>
-              rows.map((row) => ({
-                queue: row.queue,
-                queued: row.queued,
-                scheduled: row.scheduled,
-                running: row.running,
-                dead: row.dead,
-                oldestRunnableAgeMs: row.oldest_runnable_age_ms
-              }))
-            )
-          ),
+          )),
 
         claim: ({ completed = [], leaseDuration, limit, queue, workerId }) =>
           Effect.gen(function*() {

@@ -44,14 +44,7 @@ const HealthLive = HttpApiBuilder.group(healthApi, "health", (handlers) =>
             status: "ok",
             database: "ok",
             services,
-            queues: queues.map((stats) => ({
-              queue: stats.queue,
-              queued: stats.queued,
-              scheduled: stats.scheduled,
-              running: stats.running,
-              dead: stats.dead,
-              oldest_runnable_age_ms: stats.oldestRunnableAgeMs
-            }))
+            queues
           })
         }))
   }))

@@ -1,20 +1,8 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import { QueueStats } from "@civicstack/jobs"
 import { Schema } from "effect"
-
-/**
- * The job queue's figures of one queue on the wire. They repeat the fields of the queue's own statistics on purpose:
- * this is the endpoint's contract, which must not follow a change of the queue's SQL.
- */
-const QueueFigures = Schema.Struct({
-  queue: Schema.String,
-  queued: Schema.Number,
-  scheduled: Schema.Number,
-  running: Schema.Number,
-  dead: Schema.Number,
-  oldest_runnable_age_ms: Schema.NullOr(Schema.Number)
-})
 
 /** Per service, its backlog: e.g. `linkcheck: {pending_checks, claimed_checks, oldest_claim_age_seconds}`. */
 const ServiceFigures = Schema.Record({
@@ -25,7 +13,7 @@ const ServiceFigures = Schema.Record({
 export class Ready extends Schema.Class<Ready>("Ready")({
   status: Schema.Literal("ok"),
   database: Schema.String,
-  queues: Schema.Array(QueueFigures),
+  queues: Schema.Array(QueueStats),
   services: ServiceFigures
 }) {}
 
