@@ -1,10 +1,6 @@
 import { JobDefinition } from "@civicstack/jobs"
 import { Schema } from "effect"
 
-// The jobs the request side enqueues and the workers run, as plain definitions (queue, payload, retries): here, so
-// that storage (which writes a notification and its fan-out job in one statement) and the services reach them
-// without importing the workers.
-
 /** Turns one recorded notification into emails (immediate) and digest entries; enqueued with the notification. */
 export const fanOutJob = JobDefinition.make({
   queue: "alerts.fan-out",

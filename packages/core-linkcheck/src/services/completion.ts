@@ -1,23 +1,10 @@
-import { JobDefinition } from "@civicstack/jobs"
 import type { JobQueue, JobQueueError } from "@civicstack/jobs"
 import type { StoreError } from "@civicstack/kit"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import type { Context } from "effect"
 import type { BatchRecord } from "../domain/check"
+import { webhookDedupeKey, webhookDeliveryJob } from "../domain/jobs"
 import type { CheckCompletion, CompletedChecks, LinkcheckStore, NewBatch } from "../storage/LinkcheckStore"
-
-/**
- * Delivers the completion webhook of one batch; retried with growing delays on failures worth retrying. Enqueued
- * here, where batches complete; the webhook sender (`workers/webhookSender.ts`) runs it.
- */
-export const WebhookDelivery = JobDefinition.make({
-  queue: "linkcheck.webhook",
-  payload: Schema.Struct({ batchId: Schema.Int }),
-  maxAttempts: 5,
-  backoff: { base: "10 seconds", max: "30 minutes" }
-})
-
-export const webhookDedupeKey = (batchId: number) => `linkcheck-batch-${batchId}`
 
 type Store = Context.Tag.Service<LinkcheckStore>
 type Jobs = Context.Tag.Service<JobQueue>
@@ -40,7 +27,7 @@ export interface Completion {
 
 export const makeCompletion = (store: Store, jobs: Jobs): Completion => {
   const enqueueWebhook = (batchId: number) =>
-    jobs.enqueue(WebhookDelivery, { batchId }, { dedupeKey: webhookDedupeKey(batchId) })
+    jobs.enqueue(webhookDeliveryJob, { batchId }, { dedupeKey: webhookDedupeKey(batchId) })
 
   return {
     recordResults: (input) =>

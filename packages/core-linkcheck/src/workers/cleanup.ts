@@ -4,20 +4,20 @@ import { Clock, Duration, Effect, Schema } from "effect"
 import { LinkcheckParts } from "../services/LinkcheckParts"
 
 /** Deletes checks completed longer ago than the retention, with the batches that contain them. */
-export const CleanupOldChecks = JobDefinition.make({
+export const cleanupOldChecksJob = JobDefinition.make({
   queue: "linkcheck.cleanup",
   payload: Schema.Struct({ retentionSeconds: Schema.Int.pipe(Schema.positive()) }),
   maxAttempts: 3
 })
 
 export const cleanupSchedule = (retention: Duration.DurationInput): RecurringSchedule<
-  typeof CleanupOldChecks.payload.Type,
-  typeof CleanupOldChecks.payload.Encoded
+  typeof cleanupOldChecksJob.payload.Type,
+  typeof cleanupOldChecksJob.payload.Encoded
 > => ({
   name: "linkcheck.cleanup",
   cron: "17 3 * * *",
   timeZone: "UTC",
-  definition: CleanupOldChecks,
+  definition: cleanupOldChecksJob,
   payload: { retentionSeconds: Math.round(Duration.toSeconds(retention)) }
 })
 
@@ -29,4 +29,4 @@ export const deleteOldChecks = (retentionSeconds: number) =>
     yield* Effect.logInfo("Deleted old link checks").pipe(Effect.annotateLogs({ ...deleted, before: before.toISOString() }))
   })
 
-export const runCleanupWorker = runWorker(CleanupOldChecks, ({ retentionSeconds }) => deleteOldChecks(retentionSeconds))
+export const runCleanupWorker = runWorker(cleanupOldChecksJob, ({ retentionSeconds }) => deleteOldChecks(retentionSeconds))

@@ -3,7 +3,7 @@ import type { WorkerOptions } from "@civicstack/jobs"
 import { now } from "@civicstack/kit"
 import { Effect, Option, Schema } from "effect"
 import { SIGNATURE_HEADER, signWebhookBody } from "../domain/signature"
-import { WebhookDelivery } from "../services/completion"
+import { webhookDeliveryJob } from "../domain/jobs"
 import { LinkcheckParts } from "../services/LinkcheckParts"
 
 export class WebhookNotDelivered extends Schema.TaggedError<WebhookNotDelivered>()("WebhookNotDelivered", {
@@ -63,4 +63,4 @@ export const deliverWebhook = (batchId: number) =>
   })
 
 export const runWebhookWorker = (options?: WorkerOptions) =>
-  runWorker(WebhookDelivery, ({ batchId }) => deliverWebhook(batchId), options)
+  runWorker(webhookDeliveryJob, ({ batchId }) => deliverWebhook(batchId), options)

@@ -1,28 +1,10 @@
-import { JobDefinition, JobQueue } from "@civicstack/jobs"
+import { JobQueue } from "@civicstack/jobs"
 import type { JobQueueError } from "@civicstack/jobs"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
+import { pushDedupeKey, pushDeliveryJob } from "../domain/jobs"
 import type { PushKind } from "../domain/pushes"
 import type { Application } from "../domain/records"
 import { SsoParts } from "./SsoParts"
-
-/**
- * One push of a user's state to one application. The payload names the user, not their state: the state is read
- * when the push is sent, so the latest state is what arrives.
- */
-export const PushDelivery = JobDefinition.make({
-  queue: "sso.push",
-  payload: Schema.Struct({
-    kind: Schema.Literal("update", "reauth"),
-    userUid: Schema.String,
-    applicationId: Schema.String
-  }),
-  maxAttempts: 6,
-  backoff: { base: "15 seconds", max: "1 hour" }
-})
-
-/** While a push of this kind for this pair waits, another change joins it rather than queueing a second. */
-export const pushDedupeKey = (payload: typeof PushDelivery.payload.Type) =>
-  `sso-push:${payload.kind}:${payload.applicationId}:${payload.userUid}`
 
 /**
  * Queues pushes of a user's change to every application that takes pushes and was ever issued a token for them.
@@ -37,7 +19,7 @@ export const enqueuePushes = (userUid: string, kinds: ReadonlyArray<PushKind>, o
       if (only !== undefined && !only(application.value)) continue
       for (const kind of kinds) {
         const payload = { kind, userUid, applicationId }
-        yield* jobs.enqueue(PushDelivery, payload, { dedupeKey: pushDedupeKey(payload) })
+        yield* jobs.enqueue(pushDeliveryJob, payload, { dedupeKey: pushDedupeKey(payload) })
       }
     }
   })
@@ -55,7 +37,7 @@ export interface PushWorkload {
 /** The push backlog in the host's job queue, for health pages. */
 export const pushWorkload: Effect.Effect<PushWorkload, JobQueueError, JobQueue> = Effect.gen(function*() {
   const jobs = yield* JobQueue
-  const stats = (yield* jobs.stats).find((each) => each.queue === PushDelivery.queue)
+  const stats = (yield* jobs.stats).find((each) => each.queue === pushDeliveryJob.queue)
   return stats === undefined
     ? { waiting: 0, sending: 0, failed: 0, oldestDueAgeMs: null }
     : {

@@ -9,7 +9,7 @@ import { pushUrl, updateBody } from "../domain/pushes"
 import { apiTokenRecord } from "../domain/records"
 import type { Application } from "../domain/records"
 import { newSecret } from "../domain/secrets"
-import { PushDelivery } from "../services/pushQueue"
+import { pushDeliveryJob } from "../domain/jobs"
 import { SsoParts } from "../services/SsoParts"
 
 /** The built-in API user whose token every push carries. */
@@ -89,7 +89,7 @@ const currentUpdateBody = (application: Application, userUid: string) =>
  * Sends one push and records the attempt in the event log; fails (so the queue retries it later) when the receiver
  * may take it later. An update is sent again when the user changed while it was on its way.
  */
-export const deliverPush = (payload: typeof PushDelivery.payload.Type, job: JobInfo) =>
+export const deliverPush = (payload: typeof pushDeliveryJob.payload.Type, job: JobInfo) =>
   Effect.gen(function*() {
     const { pushTransport, store } = yield* SsoParts
     const application = yield* store.applicationById(payload.applicationId)
@@ -135,4 +135,4 @@ export const deliverPush = (payload: typeof PushDelivery.payload.Type, job: JobI
     }
   })
 
-export const runPushWorker = (options?: WorkerOptions) => runWorker(PushDelivery, deliverPush, options)
+export const runPushWorker = (options?: WorkerOptions) => runWorker(pushDeliveryJob, deliverPush, options)
