@@ -3,6 +3,10 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import { type Context, Effect, Layer, Schema } from "effect"
 
+/** A JSON body declared with `charset=utf-8`, as the services answer. */
+export const json = <A, I, R>(schema: Schema.Schema<A, I, R>) =>
+  schema.pipe(HttpApiSchema.withEncoding({ kind: "Json", contentType: "application/json; charset=utf-8" }))
+
 /** 401: no bearer token, or one the single sign-on does not accept for this API. */
 export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", {
   error: Schema.String
@@ -13,18 +17,32 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
   error: Schema.String
 }) {}
 
-const envelope = <Self extends Unauthenticated | Forbidden>(
-  error: new(fields: { readonly error: string }) => Self,
-  status: number
+/**
+ * A tagged error as its answer: `status`, and a JSON body of `fields` read from the error. The tag lives on the
+ * TypeScript side only, so a client decodes the typed error from the status code and the body. `decode` builds the
+ * error from the body where its class has fields the body does not carry.
+ */
+export const errorAnswer = <Fields extends Schema.Struct.Fields, Self>(
+  errorClass: Schema.Schema<Self, any>,
+  fields: Fields,
+  status: number,
+  decode: (body: Schema.Struct.Type<Fields>) => Self = (body) =>
+    new (errorClass as unknown as new(body: Schema.Struct.Type<Fields>) => Self)(body)
 ) =>
-  Schema.transform(Schema.Struct({ error: Schema.String }), Schema.declare((value): value is Self => value instanceof error), {
+  Schema.transform(Schema.Struct(fields), Schema.typeSchema(errorClass), {
     strict: true,
-    decode: (body) => new error(body),
-    encode: (refusal) => ({ error: refusal.error })
+    decode: (body) => decode(body as Schema.Struct.Type<Fields>),
+    encode: (error) =>
+      Object.fromEntries(
+        Object.keys(fields).flatMap((key) => {
+          const value = (error as Record<string, unknown>)[key]
+          return value === undefined ? [] : [[key, value]]
+        })
+      ) as Schema.Struct.Type<typeof fields>
   }).annotations(HttpApiSchema.annotations({ status }))
 
-export const UnauthenticatedResponse = envelope(Unauthenticated, 401)
-export const ForbiddenResponse = envelope(Forbidden, 403)
+export const UnauthenticatedResponse = errorAnswer(Unauthenticated, { error: Schema.String }, 401)
+export const ForbiddenResponse = errorAnswer(Forbidden, { error: Schema.String }, 403)
 
 const accessOptions = {
   failure: Schema.Union(UnauthenticatedResponse, ForbiddenResponse),

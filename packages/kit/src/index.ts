@@ -1,6 +1,8 @@
 export { expecting, Flag, WholeNumber } from "./config"
 export { Int8 } from "./columns"
+export { invalidRequestBody } from "./invalidRequest"
 export { now } from "./clock"
+export type { CoreParts } from "./parts"
 export { countOption } from "./countOption"
 export { decodeRows } from "./decodeRows"
 export { migrateSchema, type SchemaMigrations } from "./migrateSchema"

@@ -26,12 +26,12 @@ import {
   type Unauthenticated,
   type UnprocessableEntity
 } from "@civicstack/core-alerts/api"
-import { failureMapping } from "@civicstack/kit/sdk"
+import { failureMapping, ClientTag } from "@civicstack/kit/sdk"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { Effect, Redacted, Schema } from "effect"
 import { AlertsClientError } from "./errors"
 
 export interface AlertsClientOptions {
@@ -381,14 +381,7 @@ export const makeAlertsClient = (
   })
 
 /** The email alert API as an Effect service. */
-export class AlertsClient extends Context.Tag("@civicstack/sdk-alerts/AlertsClient")<
-  AlertsClient,
-  AlertsClientService
->() {
-  /**
-   * Needs an `HttpClient`: `FetchHttpClient.layer` from `@effect/platform`, or `NodeHttpClient.layerUndici` from
-   * `@effect/platform-node`.
-   */
-  static readonly layer = (options: AlertsClientOptions): Layer.Layer<AlertsClient, never, HttpClient.HttpClient> =>
-    Layer.effect(AlertsClient, makeAlertsClient(options))
-}
+export class AlertsClient extends ClientTag<AlertsClient, AlertsClientService>()(
+  "@civicstack/sdk-alerts/AlertsClient",
+  makeAlertsClient
+) {}

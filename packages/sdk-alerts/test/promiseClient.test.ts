@@ -1,3 +1,4 @@
+import { fetchThatHangs } from "@civicstack/kit/testing"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { ManagedRuntime } from "effect"
 import {
@@ -288,19 +289,10 @@ describe("createAlertsClient failures outside the contract", () => {
   })
 
   it("rejects calls in flight and calls after close() with an AbortError", async () => {
-    let fetchStarted: () => void = () => undefined
-    const started = new Promise<void>((resolve) => {
-      fetchStarted = resolve
-    })
-    const client = createAlertsClient({
-      baseUrl: "https://alerts.example",
-      fetch: () => {
-        fetchStarted()
-        return new Promise<Response>(() => undefined)
-      }
-    })
+    const { fetch, wasCalled } = fetchThatHangs()
+    const client = createAlertsClient({ baseUrl: "https://alerts.example", fetch })
     const inFlight = client.health()
-    await started
+    await wasCalled
     await client.close()
     await expect(inFlight).rejects.toMatchObject({ name: "AbortError" })
     await expect(client.getList("x")).rejects.toMatchObject({ name: "AbortError" })

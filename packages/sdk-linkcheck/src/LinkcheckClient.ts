@@ -10,11 +10,11 @@ import {
   type Priority,
   type Unauthenticated
 } from "@civicstack/core-linkcheck/api"
-import { failureMapping } from "@civicstack/kit/sdk"
+import { failureMapping, ClientTag } from "@civicstack/kit/sdk"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Context, Duration, Effect, Layer, Redacted, Schedule, Schema } from "effect"
+import { Duration, Effect, Redacted, Schedule, Schema } from "effect"
 import { LinkcheckClientError, WaitTimeout } from "./errors"
 import { invalidRequestFromIssues, invalidRequestFromParseError } from "./invalidRequest"
 
@@ -157,15 +157,7 @@ export const makeLinkcheckClient = (
   })
 
 /** The link checking API as an Effect service. */
-export class LinkcheckClient extends Context.Tag("@civicstack/sdk-linkcheck/LinkcheckClient")<
-  LinkcheckClient,
-  LinkcheckClientService
->() {
-  /**
-   * Needs an `HttpClient`: `FetchHttpClient.layer` from `@effect/platform`, or `NodeHttpClient.layerUndici` from
-   * `@effect/platform-node`.
-   */
-  static readonly layer = (
-    options: LinkcheckClientOptions
-  ): Layer.Layer<LinkcheckClient, never, HttpClient.HttpClient> => Layer.effect(LinkcheckClient, makeLinkcheckClient(options))
-}
+export class LinkcheckClient extends ClientTag<LinkcheckClient, LinkcheckClientService>()(
+  "@civicstack/sdk-linkcheck/LinkcheckClient",
+  makeLinkcheckClient
+) {}

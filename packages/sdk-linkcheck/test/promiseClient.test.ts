@@ -1,3 +1,4 @@
+import { fetchThatHangs } from "@civicstack/kit/testing"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { ManagedRuntime } from "effect"
 import {
@@ -136,19 +137,10 @@ describe("createLinkcheckClient with a custom fetch", () => {
   })
 
   it("rejects calls in flight and calls after close() with an AbortError", async () => {
-    let fetchStarted: () => void = () => undefined
-    const started = new Promise<void>((resolve) => {
-      fetchStarted = resolve
-    })
-    const client = createLinkcheckClient({
-      baseUrl: "https://links.example",
-      fetch: () => {
-        fetchStarted()
-        return new Promise<Response>(() => undefined)
-      }
-    })
+    const { fetch, wasCalled } = fetchThatHangs()
+    const client = createLinkcheckClient({ baseUrl: "https://links.example", fetch })
     const inFlight = client.waitForBatch(1)
-    await started
+    await wasCalled
     await client.close()
     await expect(inFlight).rejects.toMatchObject({ name: "AbortError" })
     await expect(client.check("https://example.org/")).rejects.toMatchObject({ name: "AbortError" })

@@ -1,3 +1,4 @@
+import { ClientTag } from "@civicstack/kit/sdk"
 import {
   type AdminApplication,
   type AdminConflict,
@@ -19,7 +20,7 @@ import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Context, Effect, Layer, Redacted } from "effect"
+import { Effect, Redacted } from "effect"
 import type { SsoClientError } from "./errors"
 import { refineFailures } from "./failures"
 
@@ -120,11 +121,7 @@ export const makeSsoAdminClient = (
   })
 
 /** The SSO's admin API as an Effect service. */
-export class SsoAdminClient extends Context.Tag("@civicstack/sdk-sso/SsoAdminClient")<
-  SsoAdminClient,
-  SsoAdminClientService
->() {
-  /** Needs an `HttpClient`, e.g. `FetchHttpClient.layer` from `@effect/platform`. */
-  static readonly layer = (options: SsoAdminClientOptions): Layer.Layer<SsoAdminClient, never, HttpClient.HttpClient> =>
-    Layer.effect(SsoAdminClient, makeSsoAdminClient(options))
-}
+export class SsoAdminClient extends ClientTag<SsoAdminClient, SsoAdminClientService>()(
+  "@civicstack/sdk-sso/SsoAdminClient",
+  makeSsoAdminClient
+) {}

@@ -1,5 +1,6 @@
+import { ClientTag } from "@civicstack/kit/sdk"
 import type * as HttpClient from "@effect/platform/HttpClient"
-import { Clock, Context, Deferred, Duration, Effect, FiberId, Layer } from "effect"
+import { Clock, Deferred, Duration, Effect, FiberId } from "effect"
 import { TokenRefused } from "./errors"
 import { TokenCache } from "./tokenCache"
 import { requestUser, type SsoUser } from "./userEndpoint"
@@ -117,7 +118,4 @@ export const makeSsoGuard = (
   })
 
 /** The guard as an Effect service. */
-export class SsoGuard extends Context.Tag("@civicstack/sdk-sso/SsoGuard")<SsoGuard, SsoGuardService>() {
-  static readonly layer = (options: SsoGuardOptions): Layer.Layer<SsoGuard, never, HttpClient.HttpClient> =>
-    Layer.effect(SsoGuard, makeSsoGuard(options))
-}
+export class SsoGuard extends ClientTag<SsoGuard, SsoGuardService>()("@civicstack/sdk-sso/SsoGuard", makeSsoGuard) {}

@@ -1,3 +1,4 @@
+import { ClientTag } from "@civicstack/kit/sdk"
 import { OAuthThrottled } from "@civicstack/core-sso/api"
 import type {
   OAuthClientRefused,
@@ -8,7 +9,7 @@ import type {
 } from "@civicstack/core-sso/api"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpClient from "@effect/platform/HttpClient"
-import { Context, Effect, Either, FiberRef, Layer, Redacted } from "effect"
+import { Effect, Either, FiberRef, Redacted } from "effect"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { OAuthCallbackError, type SsoClientError } from "./errors"
 import { refineFailures } from "./failures"
@@ -203,11 +204,7 @@ export const makeSsoOAuthClient = (
   })
 
 /** The OAuth client helper as an Effect service. */
-export class SsoOAuthClient extends Context.Tag("@civicstack/sdk-sso/SsoOAuthClient")<
-  SsoOAuthClient,
-  SsoOAuthClientService
->() {
-  /** Needs an `HttpClient`, e.g. `FetchHttpClient.layer` from `@effect/platform`. */
-  static readonly layer = (options: SsoOAuthClientOptions): Layer.Layer<SsoOAuthClient, never, HttpClient.HttpClient> =>
-    Layer.effect(SsoOAuthClient, makeSsoOAuthClient(options))
-}
+export class SsoOAuthClient extends ClientTag<SsoOAuthClient, SsoOAuthClientService>()(
+  "@civicstack/sdk-sso/SsoOAuthClient",
+  makeSsoOAuthClient
+) {}

@@ -6,6 +6,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { invalidRequestBody } from "@civicstack/kit"
 import { Cause, Duration, Effect, Option, Predicate } from "effect"
 import { isBodyTooLarge, MAX_BODY_BYTES } from "./bodyLimit"
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "./jsonDepth"
@@ -18,16 +19,6 @@ const DATABASE_PROBE_TIMEOUT = Duration.seconds(2)
 
 const envelope = (status: number, error: string, details?: Record<string, unknown>) =>
   HttpServerResponse.unsafeJson(details === undefined ? { error } : { error, details }, { status })
-
-const describeIssues = (error: HttpApiDecodeError) => {
-  const details: Record<string, string> = {}
-  for (const issue of error.issues) {
-    const field = issue.path.length === 0 ? "body" : issue.path.map(String).join(".")
-    details[field] ??= issue.message
-  }
-  const summary = Object.entries(details).map(([field, message]) => `${field}: ${message}`).join("; ")
-  return { summary, details }
-}
 
 const tooLarge = () => envelope(413, `The request body is larger than ${MAX_BODY_BYTES} bytes`)
 
@@ -129,8 +120,8 @@ export const requestGuard = (api: HttpApi.HttpApi<string, HttpApiGroup.HttpApiGr
             if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
             const error: unknown = Cause.squash(cause)
             if (error instanceof HttpApiDecodeError) {
-              const { details, summary } = describeIssues(error)
-              return Effect.succeed(envelope(400, `Invalid request: ${summary}`, details))
+              const { details, error: message } = invalidRequestBody(error)
+              return Effect.succeed(envelope(400, message, details))
             }
             if (Predicate.isTagged(error, "RequestError")) {
               return Effect.succeed(envelope(400, "The request body is not valid JSON"))

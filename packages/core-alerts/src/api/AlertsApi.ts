@@ -3,6 +3,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
+import { json } from "@civicstack/kit/access"
 import { Schema } from "effect"
 import { AlertsAccess } from "./access"
 import {
@@ -51,8 +52,6 @@ export type AlertsError =
   | SubscriptionNotFound
   | ContentChangeAlreadyReceived
 
-const JsonUtf8 = { kind: "Json", contentType: "application/json; charset=utf-8" } as const
-const json = <A, I, R>(schema: Schema.Schema<A, I, R>) => schema.pipe(HttpApiSchema.withEncoding(JsonUtf8))
 
 /**
  * Answers that have one body but two statuses (201 when created, 200 when it existed). The `outcome` marker tells

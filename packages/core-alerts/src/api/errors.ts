@@ -1,22 +1,17 @@
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import { errorAnswer } from "@civicstack/kit/access"
 import { ParseResult, Schema } from "effect"
 
 const Details = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const EnvelopeFields = { error: Schema.String, details: Schema.optional(Details) }
 
 /** 400: the request lacks something it needs (a required field, a body that is JSON). Nothing was changed. */
-export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
-  error: Schema.String,
-  details: Schema.optional(Details)
-}) {}
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", EnvelopeFields) {}
 
 /**
  * 422: the request is well formed but a value is refused (a criterion of the wrong shape, an address that is not
  * one, an unknown frequency); `details` names the fields. Nothing was changed.
  */
-export class UnprocessableEntity extends Schema.TaggedError<UnprocessableEntity>()("UnprocessableEntity", {
-  error: Schema.String,
-  details: Schema.optional(Details)
-}) {}
+export class UnprocessableEntity extends Schema.TaggedError<UnprocessableEntity>()("UnprocessableEntity", EnvelopeFields) {}
 
 export class SubscriberListNotFound extends Schema.TaggedError<SubscriberListNotFound>()("SubscriberListNotFound", {
   error: Schema.Literal("Could not find the subscriber list")
@@ -37,35 +32,12 @@ export class ContentChangeAlreadyReceived
   })
 {}
 
-const Envelope = Schema.Struct({ error: Schema.String, details: Schema.optional(Details) })
+/** A refusal whose body is always the one `message`. */
+const withMessage = <const Message extends string, Self>(message: Message, errorClass: Schema.Schema<Self, any>, status: number) =>
+  errorAnswer(errorClass, { error: Schema.Literal(message) }, status)
 
-/**
- * On the wire an error is the envelope `{"error": ..., "details": ...}`; the tag lives on the TypeScript side only,
- * so clients decode a typed error from the status code and the envelope.
- */
-const withDetails = <Self extends { readonly error: string; readonly details?: typeof Details.Type | undefined }>(
-  errorClass: Schema.Schema<Self, any> & (new(fields: typeof Envelope.Type) => Self),
-  status: number
-) =>
-  Schema.transform(Envelope, Schema.typeSchema(errorClass), {
-    strict: true,
-    decode: (body) => new errorClass(body),
-    encode: ({ details, error }) => (details === undefined ? { error } : { error, details })
-  }).annotations(HttpApiSchema.annotations({ status }))
-
-const withMessage = <const Message extends string, Self extends { readonly error: Message }>(
-  message: Message,
-  errorClass: Schema.Schema<Self, any> & (new(fields: { readonly error: Message }) => Self),
-  status: number
-) =>
-  Schema.transform(Schema.Struct({ error: Schema.Literal(message) }), Schema.typeSchema(errorClass), {
-    strict: true,
-    decode: (body) => new errorClass(body),
-    encode: ({ error }) => ({ error })
-  }).annotations(HttpApiSchema.annotations({ status }))
-
-export const InvalidRequestResponse = withDetails(InvalidRequest, 400)
-export const UnprocessableEntityResponse = withDetails(UnprocessableEntity, 422)
+export const InvalidRequestResponse = errorAnswer(InvalidRequest, EnvelopeFields, 400)
+export const UnprocessableEntityResponse = errorAnswer(UnprocessableEntity, EnvelopeFields, 422)
 export const SubscriberListNotFoundResponse = withMessage(
   "Could not find the subscriber list",
   SubscriberListNotFound,

@@ -1,4 +1,5 @@
 import type { JobQueue } from "@civicstack/jobs"
+import type { CoreParts } from "@civicstack/kit"
 import { Context } from "effect"
 import type { AlertsSettings } from "../settings"
 import type { AlertsStore } from "../storage/AlertsStore"
@@ -9,10 +10,7 @@ import type { EmailQueue } from "./EmailQueue"
  * The internal parts of one email alert service, built once by `layerSql` or `layerMemory` and shared by its request
  * side (`Alerts`) and its workers. Not exported: embedders assemble the service from those layers.
  */
-export class AlertsParts extends Context.Tag("@civicstack/core-alerts/AlertsParts")<AlertsParts, {
-  readonly settings: AlertsSettings
-  readonly store: Context.Tag.Service<AlertsStore>
-  readonly jobs: Context.Tag.Service<JobQueue>
+export class AlertsParts extends Context.Tag("@civicstack/core-alerts/AlertsParts")<AlertsParts, CoreParts<AlertsSettings, AlertsStore, JobQueue> & {
   readonly emails: Context.Tag.Service<EmailQueue>
   readonly emailStore: Context.Tag.Service<EmailStore>
 }>() {}

@@ -1,9 +1,9 @@
 import { PgliteClient } from "@civicstack/sql-pglite"
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql/SqlClient"
 import type { Layer } from "effect"
 import { Effect } from "effect"
-import { createTestDatabase as createDatabase, testPool } from "@civicstack/kit/testing"
+import { suiteOnPostgres, testPool } from "@civicstack/kit/testing"
 import { migrate } from "../../src/migrations/index"
 import { refusedBy } from "../fixtures/refusedBy"
 
@@ -51,14 +51,5 @@ const migrationSuite = (name: string, makeDatabase: () => Layer.Layer<SqlClient,
 
 migrationSuite("PGlite", () => PgliteClient.layer({}))
 
-const serverUrl = process.env["TEST_DATABASE_URL"]
-describe.skipIf(serverUrl === undefined)("PostgreSQL", () => {
-  let database: Awaited<ReturnType<typeof createDatabase>> | undefined
-  // a database of its own, left unmigrated: the test applies the migrations itself
-  beforeAll(async () => {
-    database = await createDatabase(serverUrl!, "alertsmigrate", Effect.void)
-  })
-  afterAll(() => database?.drop())
-
-  migrationSuite("PostgreSQL", () => testPool(database!.url))
-})
+// a database of its own, left unmigrated: the tests apply the migrations themselves
+suiteOnPostgres("alertsmigrate", Effect.void, testPool, migrationSuite)

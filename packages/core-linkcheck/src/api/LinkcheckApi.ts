@@ -1,7 +1,7 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import { json } from "@civicstack/kit/access"
 import { Schema } from "effect"
 import type { Forbidden, Unauthenticated } from "./access"
 import { LinkcheckAccess } from "./access"
@@ -16,26 +16,18 @@ export type LinkcheckError = InvalidRequest | BatchNotFound | Unauthenticated | 
 import { BatchReport, LinkReport } from "./reports"
 import { CheckParams, CreateBatchBody } from "./requests"
 
-const JsonUtf8 = { kind: "Json", contentType: "application/json; charset=utf-8" } as const
-
 /**
  * `POST /batch` answers 201 when every link already had a result and 202 otherwise, with the same body. The
  * `outcome` marker tells the two apart on the TypeScript side; it never reaches the wire.
  */
-export const CompletedBatch = BatchReport.pipe(
-  Schema.attachPropertySignature("outcome", "completed"),
-  HttpApiSchema.withEncoding(JsonUtf8)
-)
-export const AcceptedBatch = BatchReport.pipe(
-  Schema.attachPropertySignature("outcome", "accepted"),
-  HttpApiSchema.withEncoding(JsonUtf8)
-)
+export const CompletedBatch = json(BatchReport.pipe(Schema.attachPropertySignature("outcome", "completed")))
+export const AcceptedBatch = json(BatchReport.pipe(Schema.attachPropertySignature("outcome", "accepted")))
 
 export class LinkcheckGroup extends HttpApiGroup.make("linkcheck")
   .add(
     HttpApiEndpoint.get("check", "/check")
       .setUrlParams(CheckParams)
-      .addSuccess(LinkReport.pipe(HttpApiSchema.withEncoding(JsonUtf8)))
+      .addSuccess(json(LinkReport))
       .addError(InvalidRequestResponse)
   )
   .add(
@@ -48,7 +40,7 @@ export class LinkcheckGroup extends HttpApiGroup.make("linkcheck")
   .add(
     HttpApiEndpoint.get("getBatch", "/batch/:id")
       .setPath(Schema.Struct({ id: Schema.String }))
-      .addSuccess(BatchReport.pipe(HttpApiSchema.withEncoding(JsonUtf8)))
+      .addSuccess(json(BatchReport))
       .addError(BatchNotFoundResponse)
   )
   .middleware(LinkcheckAccess)

@@ -1,3 +1,4 @@
+import type { BatchReport, LinkReport } from "../api/reports"
 import type { BatchRecord, CheckRecord, LinkStatus } from "./check"
 
 /** One link as its check stands: pending, or the result of the check. */
@@ -63,3 +64,23 @@ export const toBatch = (batch: BatchRecord): Batch => {
     completedAt: batch.completedAt
   }
 }
+
+/** A link in the contract's shape: the form of every answer, webhook and stored report. */
+export const linkToWire = (link: Link): LinkReport => ({
+  uri: link.uri,
+  status: link.status,
+  checked: link.checked,
+  problem_summary: link.problemSummary,
+  errors: link.errors,
+  warnings: link.warnings,
+  danger: link.danger,
+  suggested_fix: link.suggestedFix
+})
+
+export const batchToWire = (batch: Batch): BatchReport => ({
+  id: batch.id,
+  status: batch.completedAt === null ? "in_progress" : "completed",
+  links: batch.links.map(linkToWire),
+  totals: batch.totals,
+  completed_at: batch.completedAt
+})

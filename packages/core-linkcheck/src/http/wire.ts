@@ -1,29 +1,10 @@
 import { Duration } from "effect"
-import type { BatchReport, LinkReport } from "../api/reports"
 import type { CheckParams, CreateBatchBody } from "../api/requests"
-import type { Batch, Link } from "../domain/reports"
 import type { BatchRequest, CheckRequest } from "../services/LinkChecker"
 
 /** The mapping between the service's types and the snake_case wire contract of `./api`, used at every seam. */
 
-export const linkToWire = (link: Link): LinkReport => ({
-  uri: link.uri,
-  status: link.status,
-  checked: link.checked,
-  problem_summary: link.problemSummary,
-  errors: link.errors,
-  warnings: link.warnings,
-  danger: link.danger,
-  suggested_fix: link.suggestedFix
-})
-
-export const batchToWire = (batch: Batch): BatchReport => ({
-  id: batch.id,
-  status: batch.completedAt === null ? "in_progress" : "completed",
-  links: batch.links.map(linkToWire),
-  totals: batch.totals,
-  completed_at: batch.completedAt
-})
+export { batchToWire, linkToWire } from "../domain/reports"
 
 export const checkRequestFromWire = (params: CheckParams): CheckRequest => ({
   uri: params.uri,

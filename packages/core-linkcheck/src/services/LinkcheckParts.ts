@@ -1,4 +1,5 @@
 import { JobQueue } from "@civicstack/jobs"
+import type { CoreParts } from "@civicstack/kit"
 import { Context, Effect, Layer } from "effect"
 import type { LinkcheckSettings } from "../settings"
 import { LinkcheckStore } from "../storage/LinkcheckStore"
@@ -14,10 +15,7 @@ const USER_AGENT_PRODUCT = "civicstack-linkcheck/0.1"
  * The internal parts of one link checking service, built once by `layerSql` or `layerMemory` and shared by its
  * request side (`LinkChecker`) and its `workers`. Not exported: embedders assemble the service from those layers.
  */
-export class LinkcheckParts extends Context.Tag("@civicstack/core-linkcheck/LinkcheckParts")<LinkcheckParts, {
-  readonly settings: LinkcheckSettings
-  readonly store: Context.Tag.Service<LinkcheckStore>
-  readonly jobs: Context.Tag.Service<JobQueue>
+export class LinkcheckParts extends Context.Tag("@civicstack/core-linkcheck/LinkcheckParts")<LinkcheckParts, CoreParts<LinkcheckSettings, LinkcheckStore, JobQueue> & {
   readonly inspector: Context.Tag.Service<LinkInspector>
   readonly signal: Context.Tag.Service<CheckSignal>
   readonly completion: Completion

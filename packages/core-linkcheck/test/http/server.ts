@@ -1,14 +1,14 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Layer } from "effect"
-import { createServer } from "node:http"
+import { servedOnLoopback } from "@civicstack/kit/testing"
+import { Layer } from "effect"
 import { LinkcheckGroup } from "../../src/api/LinkcheckApi"
 import { linkcheckHandlers } from "../../src/http/handlers"
 import { layerOpenAccess } from "../../src/layers"
 import type { LinkChecker } from "../../src/services/LinkChecker"
 import type { LinkcheckParts } from "../../src/services/LinkcheckParts"
+
+export { baseUrl } from "@civicstack/kit/testing"
 
 /** The link checking endpoints under a host's own API identifier, as a host serves them. */
 const api = HttpApi.make("testhost").add(LinkcheckGroup)
@@ -18,13 +18,4 @@ const api = HttpApi.make("testhost").add(LinkcheckGroup)
  * host's to render (apps/server's envelope), so their tests stay with the server.
  */
 export const servedOver = <ROut, E>(service: Layer.Layer<ROut | LinkChecker | LinkcheckParts, E>) =>
-  HttpApiBuilder.serve().pipe(
-    Layer.provide(HttpApiBuilder.api(api).pipe(
-      Layer.provide(linkcheckHandlers(api)),
-      Layer.provide(layerOpenAccess)
-    )),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
-    Layer.provideMerge(service)
-  )
-
-export const baseUrl = HttpServer.addressFormattedWith(Effect.succeed)
+  servedOnLoopback(HttpApiBuilder.api(api).pipe(Layer.provide(linkcheckHandlers(api)), Layer.provide(layerOpenAccess)), service)

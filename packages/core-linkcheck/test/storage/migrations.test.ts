@@ -1,11 +1,11 @@
 import { migrateSchema } from "@civicstack/kit"
 import { PgliteClient } from "@civicstack/sql-pglite"
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql/SqlClient"
 import type { Layer } from "effect"
 import { Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
-import { createTestDatabase as createDatabase, testPool } from "@civicstack/kit/testing"
+import { suiteOnPostgres, testPool } from "@civicstack/kit/testing"
 import { hostOf } from "../../src/domain/check"
 import {
   createLinkcheckTables,
@@ -176,14 +176,5 @@ const migrationSuite = (name: string, makeDatabase: () => Layer.Layer<SqlClient,
 
 migrationSuite("PGlite", () => PgliteClient.layer({}))
 
-const serverUrl = process.env["TEST_DATABASE_URL"]
-describe.skipIf(serverUrl === undefined)("PostgreSQL", () => {
-  let database: Awaited<ReturnType<typeof createDatabase>> | undefined
-  // a database of its own, left unmigrated: the test applies the migrations itself
-  beforeAll(async () => {
-    database = await createDatabase(serverUrl!, "lcmigrate", Effect.void)
-  })
-  afterAll(() => database?.drop())
-
-  migrationSuite("PostgreSQL", () => testPool(database!.url))
-})
+// a database of its own, left unmigrated: the tests apply the migrations themselves
+suiteOnPostgres("lcmigrate", Effect.void, testPool, migrationSuite)

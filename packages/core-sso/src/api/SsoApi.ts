@@ -3,6 +3,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
+import { json } from "@civicstack/kit/access"
 import { Schema } from "effect"
 import { AdminGroup } from "./admin"
 import {
@@ -31,16 +32,23 @@ import {
  */
 export type SsoError = OAuthRequestRefused | OAuthClientRefused | OAuthThrottled | InvalidToken
 
-const JsonUtf8 = { kind: "Json", contentType: "application/json; charset=utf-8" } as const
-const json = <A, I, R>(schema: Schema.Schema<A, I, R>) => schema.pipe(HttpApiSchema.withEncoding(JsonUtf8))
 
-const tokenEndpoint = <const Name extends string, const Path extends `/${string}`>(name: Name, path: Path) =>
+/** A POST that authenticates its client, so may answer with any of OAuth's refusals (RFC 6749 §5.2). */
+const clientEndpoint = <
+  const Name extends string,
+  const Path extends `/${string}`,
+  Payload extends Schema.Schema<any, any, never>,
+  Success extends Schema.Schema<any, any, never>
+>(name: Name, path: Path, payload: Payload, success: Success) =>
   HttpApiEndpoint.post(name, path)
-    .setPayload(TokenForm)
-    .addSuccess(json(TokenResponse))
+    .setPayload(payload)
+    .addSuccess(json(success))
     .addError(OAuthRequestRefusedResponse)
     .addError(OAuthClientRefusedResponse)
     .addError(OAuthThrottledResponse)
+
+const tokenEndpoint = <const Name extends string, const Path extends `/${string}`>(name: Name, path: Path) =>
+  clientEndpoint(name, path, TokenForm, TokenResponse)
 
 /** The OAuth 2 endpoints: token exchange (three paths), the user details, revocation, introspection, metadata. */
 export class OAuthGroup extends HttpApiGroup.make("oauth")
@@ -53,22 +61,8 @@ export class OAuthGroup extends HttpApiGroup.make("oauth")
       .addSuccess(json(ClientUser))
       .addError(InvalidTokenResponse)
   )
-  .add(
-    HttpApiEndpoint.post("revoke", "/oauth/revoke")
-      .setPayload(TokenQueryForm)
-      .addSuccess(json(Schema.Struct({})))
-      .addError(OAuthRequestRefusedResponse)
-      .addError(OAuthClientRefusedResponse)
-      .addError(OAuthThrottledResponse)
-  )
-  .add(
-    HttpApiEndpoint.post("introspect", "/oauth/introspect")
-      .setPayload(TokenQueryForm)
-      .addSuccess(json(IntrospectionResponse))
-      .addError(OAuthRequestRefusedResponse)
-      .addError(OAuthClientRefusedResponse)
-      .addError(OAuthThrottledResponse)
-  )
+  .add(clientEndpoint("revoke", "/oauth/revoke", TokenQueryForm, Schema.Struct({})))
+  .add(clientEndpoint("introspect", "/oauth/introspect", TokenQueryForm, IntrospectionResponse))
   .add(HttpApiEndpoint.get("metadata", "/.well-known/oauth-authorization-server").addSuccess(json(ServerMetadata)))
   .add(HttpApiEndpoint.get("openidConfiguration", "/.well-known/openid-configuration").addSuccess(json(OpenIdConfiguration)))
   .add(HttpApiEndpoint.get("jwks", "/.well-known/jwks.json").addSuccess(json(JsonWebKeySet)))

@@ -1,10 +1,9 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import { errorAnswer, json } from "@civicstack/kit/access"
 import { Schema } from "effect"
 
-const JsonUtf8 = { kind: "Json", contentType: "application/json; charset=utf-8" } as const
-const json = <A, I, R>(schema: Schema.Schema<A, I, R>) => schema.pipe(HttpApiSchema.withEncoding(JsonUtf8))
 
 const Names = Schema.Array(Schema.String)
 const Timestamp = Schema.String.annotations({ description: "ISO 8601 instant" })
@@ -100,36 +99,22 @@ export const IssuedTokenResponse = Schema.Struct({
   id: Schema.String
 })
 
-const Envelope = Schema.Struct({
+const EnvelopeFields = {
   error: Schema.String,
   details: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-})
+}
 
 /** Errors of the admin API: the JSON envelope with the status that tells them apart. */
 export class AdminUnauthorized extends Schema.TaggedError<AdminUnauthorized>()("AdminUnauthorized", { error: Schema.String }) {}
 export class AdminForbidden extends Schema.TaggedError<AdminForbidden>()("AdminForbidden", { error: Schema.String }) {}
 export class AdminNotFound extends Schema.TaggedError<AdminNotFound>()("AdminNotFound", { error: Schema.String }) {}
 export class AdminConflict extends Schema.TaggedError<AdminConflict>()("AdminConflict", { error: Schema.String }) {}
-export class AdminInvalid extends Schema.TaggedError<AdminInvalid>()("AdminInvalid", {
-  error: Schema.String,
-  details: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-}) {}
+export class AdminInvalid extends Schema.TaggedError<AdminInvalid>()("AdminInvalid", EnvelopeFields) {}
 
-const envelopeOf = <Self extends { readonly error: string }>(
-  errorClass: Schema.Schema<Self, any> & (new(fields: { readonly error: string }) => Self),
-  status: number
-) =>
-  Schema.transform(Envelope, Schema.typeSchema(errorClass), {
-    strict: true,
-    decode: ({ error }) => new errorClass({ error }),
-    encode: ({ error }) => ({ error })
-  }).annotations(HttpApiSchema.annotations({ status }))
+const envelopeOf = <Self>(errorClass: Schema.Schema<Self, any>, status: number) =>
+  errorAnswer(errorClass, { error: Schema.String }, status)
 
-export const AdminInvalidResponse = Schema.transform(Envelope, Schema.typeSchema(AdminInvalid), {
-  strict: true,
-  decode: (body) => new AdminInvalid(body),
-  encode: ({ details, error }) => (details === undefined ? { error } : { error, details })
-}).annotations(HttpApiSchema.annotations({ status: 400 }))
+export const AdminInvalidResponse = errorAnswer(AdminInvalid, EnvelopeFields, 400)
 
 const Uid = Schema.Struct({ uid: Schema.String })
 

@@ -1,4 +1,4 @@
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import { errorAnswer } from "@civicstack/kit/access"
 import { Schema } from "effect"
 
 /** The error codes of RFC 6749 section 5.2 that the token, revoke and introspect endpoints answer with. */
@@ -28,11 +28,10 @@ export class OAuthThrottled extends Schema.TaggedError<OAuthThrottled>()("OAuthT
   retry_after_seconds: Schema.Number
 }) {}
 
+const InvalidTokenFields = { error: Schema.Literal("invalid_token"), error_description: Schema.String }
+
 /** 401 with `WWW-Authenticate: Bearer error="invalid_token"`: no usable access token. */
-export class InvalidToken extends Schema.TaggedError<InvalidToken>()("InvalidToken", {
-  error: Schema.Literal("invalid_token"),
-  error_description: Schema.String
-}) {}
+export class InvalidToken extends Schema.TaggedError<InvalidToken>()("InvalidToken", InvalidTokenFields) {}
 
 /** 400: a request to the JSON API the service cannot act on. Nothing was changed. */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
@@ -40,37 +39,12 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
   details: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 }) {}
 
-const OAuthErrorBody = Schema.Struct(OAuthErrorFields)
-
-/**
- * On the wire an OAuth error is RFC 6749's `{"error", "error_description"}`; the tag lives on the TypeScript side
- * only, so clients decode a typed error from the status code and the body.
- */
-const oauthErrorResponse = <Self extends { readonly error: OAuthErrorCode; readonly error_description: string }>(
-  errorClass: Schema.Schema<Self, any> & (new(fields: typeof OAuthErrorBody.Type) => Self),
-  status: number
-) =>
-  Schema.transform(OAuthErrorBody, Schema.typeSchema(errorClass), {
-    strict: true,
-    decode: (body) => new errorClass(body),
-    encode: ({ error, error_description }) => ({ error, error_description })
-  }).annotations(HttpApiSchema.annotations({ status }))
-
-export const OAuthRequestRefusedResponse = oauthErrorResponse(OAuthRequestRefused, 400)
-export const OAuthClientRefusedResponse = oauthErrorResponse(OAuthClientRefused, 401)
-
-export const OAuthThrottledResponse = Schema.transform(OAuthErrorBody, Schema.typeSchema(OAuthThrottled), {
-  strict: true,
-  decode: (body) => new OAuthThrottled({ ...body, retry_after_seconds: 0 }),
-  encode: ({ error, error_description }) => ({ error, error_description })
-}).annotations(HttpApiSchema.annotations({ status: 429 }))
-
-export const InvalidTokenResponse = Schema.transform(
-  Schema.Struct({ error: Schema.Literal("invalid_token"), error_description: Schema.String }),
-  Schema.typeSchema(InvalidToken),
-  {
-    strict: true,
-    decode: (body) => new InvalidToken(body),
-    encode: ({ error, error_description }) => ({ error, error_description })
-  }
-).annotations(HttpApiSchema.annotations({ status: 401 }))
+export const OAuthRequestRefusedResponse = errorAnswer(OAuthRequestRefused, OAuthErrorFields, 400)
+export const OAuthClientRefusedResponse = errorAnswer(OAuthClientRefused, OAuthErrorFields, 401)
+export const OAuthThrottledResponse = errorAnswer(
+  OAuthThrottled,
+  OAuthErrorFields,
+  429,
+  (body) => new OAuthThrottled({ ...body, retry_after_seconds: 0 })
+)
+export const InvalidTokenResponse = errorAnswer(InvalidToken, InvalidTokenFields, 401)

@@ -1,4 +1,5 @@
 import type { JobQueue } from "@civicstack/jobs"
+import type { CoreParts } from "@civicstack/kit"
 import { Context } from "effect"
 import type { SsoSettings } from "../settings"
 import type { SsoStore } from "../storage/SsoStore"
@@ -10,11 +11,8 @@ import type { PushTransport } from "./PushTransport"
  * The internal parts of one SSO, built once by `layerSql` or `layerMemory` and shared by its services and workers.
  * Not exported: embedders assemble the service from those layers.
  */
-export class SsoParts extends Context.Tag("@civicstack/core-sso/SsoParts")<SsoParts, {
-  readonly settings: SsoSettings
-  readonly store: Context.Tag.Service<SsoStore>
+export class SsoParts extends Context.Tag("@civicstack/core-sso/SsoParts")<SsoParts, CoreParts<SsoSettings, SsoStore, JobQueue> & {
   readonly passwords: Context.Tag.Service<Passwords>
-  readonly jobs: Context.Tag.Service<JobQueue>
   readonly pushTransport: Context.Tag.Service<PushTransport>
   readonly idTokens: IdTokens
 }>() {}

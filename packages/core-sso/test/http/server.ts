@@ -1,11 +1,7 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Cause, Context, Effect, Exit, Layer, Schema, Scope } from "effect"
-import { createServer } from "node:http"
+import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { AdminGroup } from "../../src/api/admin"
 import { BrowserGroup, OAuthGroup } from "../../src/api/SsoApi"
 import { ssoHandlers } from "../../src/http/handlers"
@@ -16,33 +12,18 @@ import { applyBootstrap, BootstrapDocument } from "../../src/services/setup"
 import type { SsoParts } from "../../src/services/SsoParts"
 import type { SsoSettings } from "../../src/settings"
 import { layerSql as jobQueueSql, migrate as migrateJobs } from "@civicstack/jobs"
-import { freePort } from "@civicstack/kit/testing"
+import { freePort, invalidRequestsRefused, servedOnLoopback } from "@civicstack/kit/testing"
 import { PgliteClient } from "@civicstack/sql-pglite"
 
 /** The SSO's endpoints under a host's own API identifier, as a host serves them. */
 const api = HttpApi.make("testhost").add(OAuthGroup).add(BrowserGroup).add(AdminGroup)
 
-/**
- * What the host (apps/server's `requestGuard`) does for a request the contract's schemas refuse before any handler
- * runs (an admin body without a required field): the `{"error", "details"}` envelope with 400, naming the fields.
- */
-const hostGuard = HttpApiBuilder.middleware(Effect.succeed((app) =>
-  app.pipe(Effect.catchAllCause((cause) => {
-    const error: unknown = Cause.squash(cause)
-    if (!(error instanceof HttpApiDecodeError)) return Effect.failCause(cause)
-    const details: Record<string, string> = {}
-    for (const issue of error.issues) details[issue.path.length === 0 ? "body" : issue.path.map(String).join(".")] ??= issue.message
-    const summary = Object.entries(details).map(([field, message]) => `${field}: ${message}`).join("; ")
-    return Effect.succeed(HttpServerResponse.unsafeJson({ error: `Invalid request: ${summary}`, details }, { status: 400 }))
-  }))
-))
-
 /** The handlers served on 127.0.0.1 at `port` (0: a free one) over `service`, which stays visible to the test. */
 const servedOver = <ROut, E>(service: Layer.Layer<ROut | SsoServices | SsoParts, E>, port: number) =>
-  HttpApiBuilder.serve().pipe(
-    Layer.provide(HttpApiBuilder.api(api).pipe(Layer.provide(ssoHandlers(api)), Layer.provide(hostGuard))),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port })),
-    Layer.provideMerge(service)
+  servedOnLoopback(
+    HttpApiBuilder.api(api).pipe(Layer.provide(ssoHandlers(api)), Layer.provide(invalidRequestsRefused)),
+    service,
+    port
   )
 
 export interface SsoHost {

@@ -1,5 +1,7 @@
 export { emptyTables, sharedPglite, type StorageSuite, suiteOnPglite, suiteOnPostgres } from "./backends"
 export { createTestDatabase, testPool } from "./postgres"
 export { startTcpProxy, type TcpProxy } from "./tcpProxy"
-export { importedModules, packedPackage } from "./packed"
+export { importedModules, type InstallExpectations, installsOnItsOwn, packedPackage, SDK_PEERS } from "./packed"
 export { freePort } from "./freePort"
+export { baseUrl, invalidRequestsRefused, servedOnLoopback } from "./host"
+export { FAKE_TOKEN, fakeTokenAccess, fetchThatHangs, FORBIDDEN_TOKEN } from "./fakes"

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from "@effect/vitest"
+import { afterAll, beforeAll, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
@@ -61,3 +61,40 @@ export const packedPackage = (packageDirectory: string) => {
     }
   }
 }
+
+export interface InstallExpectations {
+  /** What a project installs beside the package, by npm specifier (`effect@3.22`). */
+  readonly peers: ReadonlyArray<string>
+  /** Packages the install must not bring besides the kit (which none may): the service's core, database drivers. */
+  readonly unwanted: ReadonlyArray<string>
+  /** An ES module that imports the package and prints what shows it works. */
+  readonly script: string
+  /** What the script prints. */
+  readonly printed: string
+}
+
+/**
+ * The tests every published package passes, inside the caller's `describe`: packed, it installs with its peers and
+ * brings neither the kit nor anything `unwanted`, and `script` runs with only the peers beside it. Answers the packed
+ * package, for more tests.
+ */
+export const installsOnItsOwn = (packageDirectory: string, expected: InstallExpectations) => {
+  const packed = packedPackage(packageDirectory)
+  const peerNames = expected.peers.map((specifier) => specifier.replace(/(.)@.*$/, "$1"))
+  const unwanted = ["@civicstack/kit", ...expected.unwanted]
+
+  it(`brings ${peerNames.join(" and ")}, and none of ${unwanted.join(", ")}`, { timeout: 120_000 }, async () => {
+    const installed = await packed.resolvedWith(expected.peers)
+    expect(installed).toEqual(expect.arrayContaining(peerNames))
+    for (const name of unwanted) expect(installed).not.toContain(name)
+  })
+
+  it(`loads and works with only ${peerNames.join(" and ")} beside it`, { timeout: 60_000 }, async () => {
+    expect(await packed.runBeside(peerNames, expected.script)).toBe(expected.printed)
+  })
+
+  return packed
+}
+
+/** What an SDK installs beside it: nothing of its service, only these. */
+export const SDK_PEERS = ["effect@3.22", "@effect/platform@0.97"]

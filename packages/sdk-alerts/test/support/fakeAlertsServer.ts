@@ -6,7 +6,6 @@ import {
   type CreateSubscriberListBody,
   type CreateSubscriptionBody,
   type Criteria,
-  Forbidden,
   type Frequency,
   type HealthStatus,
   keyedRecord,
@@ -19,15 +18,12 @@ import {
   SubscriptionDetails,
   SubscriptionNotFound,
   SubscriptionWithList,
-  Unauthenticated,
   UnprocessableEntity
 } from "@civicstack/core-alerts/api"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Clock, Effect, Layer, Redacted } from "effect"
+import { baseUrl, fakeTokenAccess, servedOnLoopback } from "@civicstack/kit/testing"
+import { Clock, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
-import { createServer } from "node:http"
 
 export const PUBLIC_SITE_URL = "https://www.example.org"
 
@@ -379,30 +375,17 @@ const FakeAlertsHandlers = HttpApiBuilder.group(AlertsApi, "alerts", (handlers) 
 const FakeAlertsHealthHandlers = HttpApiBuilder.group(AlertsApi, "alertsHealth", (handlers) =>
   Effect.map(FakeAlerts, (fake) => handlers.handle("healthcheck", () => fake.healthcheck)))
 
-/** The one token the fake service accepts, and one whose user it knows but may not use it. */
-export const FAKE_TOKEN = "fake-alerts-token"
-export const FORBIDDEN_TOKEN = "fake-token-without-signin"
-
-const FakeAccess = Layer.succeed(AlertsAccess, {
-  bearer: (token) => {
-    const presented = Redacted.value(token)
-    return presented === FAKE_TOKEN
-      ? Effect.void
-      : presented === FORBIDDEN_TOKEN
-      ? Effect.fail(new Forbidden({ error: "No signin permission on email-alert-api" }))
-      : Effect.fail(new Unauthenticated({ error: "A valid bearer token is required" }))
-  }
-})
+export { FAKE_TOKEN, FORBIDDEN_TOKEN } from "@civicstack/kit/testing"
 
 /** The email alert contract served on 127.0.0.1 at a free port by in-memory handlers. */
-export const FakeAlertsServer = HttpApiBuilder.serve().pipe(
-  Layer.provide(HttpApiBuilder.api(AlertsApi)),
-  Layer.provide(FakeAlertsHandlers),
-  Layer.provide(FakeAlertsHealthHandlers),
-  Layer.provide(FakeAccess),
-  Layer.provideMerge(FakeAlerts.Default),
-  Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
+export const FakeAlertsServer = servedOnLoopback(
+  HttpApiBuilder.api(AlertsApi).pipe(
+    Layer.provide(FakeAlertsHandlers),
+    Layer.provide(FakeAlertsHealthHandlers),
+    Layer.provide(fakeTokenAccess(AlertsAccess, "email-alert-api"))
+  ),
+  FakeAlerts.Default
 )
 
 /** The base URL of the running fake server. */
-export const serverUrl: Effect.Effect<string, never, HttpServer.HttpServer> = HttpServer.addressFormattedWith(Effect.succeed)
+export const serverUrl = baseUrl

@@ -3,19 +3,15 @@ import {
   BatchNotFound,
   type CheckParams,
   type CreateBatchBody,
-  Forbidden,
   InvalidRequest,
   LinkcheckAccess,
   LinkcheckApi,
-  type LinkReport,
-  Unauthenticated
+  type LinkReport
 } from "@civicstack/core-linkcheck/api"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiError from "@effect/platform/HttpApiError"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, HashMap, Layer, Option, Redacted, Ref } from "effect"
-import { createServer } from "node:http"
+import { baseUrl, fakeTokenAccess, servedOnLoopback } from "@civicstack/kit/testing"
+import { Effect, HashMap, Layer, Option, Ref } from "effect"
 
 /** Every completed check of the fake service carries this time. */
 export const CHECKED_AT = new Date("2017-04-12T18:47:16Z")
@@ -133,29 +129,16 @@ const FakeLinkcheckHandlers = HttpApiBuilder.group(LinkcheckApi, "linkcheck", (h
       .handle("getBatch", ({ path }) => fake.getBatch(path.id))
   }))
 
-/** The one token the fake service accepts, and one whose user it knows but may not use it. */
-export const FAKE_TOKEN = "fake-linkcheck-token"
-export const FORBIDDEN_TOKEN = "fake-token-without-signin"
-
-const FakeAccess = Layer.succeed(LinkcheckAccess, {
-  bearer: (token) => {
-    const presented = Redacted.value(token)
-    return presented === FAKE_TOKEN
-      ? Effect.void
-      : presented === FORBIDDEN_TOKEN
-      ? Effect.fail(new Forbidden({ error: "No signin permission on link-checker-api" }))
-      : Effect.fail(new Unauthenticated({ error: "A valid bearer token is required" }))
-  }
-})
+export { FAKE_TOKEN, FORBIDDEN_TOKEN } from "@civicstack/kit/testing"
 
 /** The link checking contract served on 127.0.0.1 at a free port by in-memory handlers. */
-export const FakeLinkcheckServer = HttpApiBuilder.serve().pipe(
-  Layer.provide(HttpApiBuilder.api(LinkcheckApi)),
-  Layer.provide(FakeLinkcheckHandlers),
-  Layer.provide(FakeAccess),
-  Layer.provideMerge(FakeLinkcheck.Default),
-  Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
+export const FakeLinkcheckServer = servedOnLoopback(
+  HttpApiBuilder.api(LinkcheckApi).pipe(
+    Layer.provide(FakeLinkcheckHandlers),
+    Layer.provide(fakeTokenAccess(LinkcheckAccess, "link-checker-api"))
+  ),
+  FakeLinkcheck.Default
 )
 
 /** The base URL of the running fake server. */
-export const serverUrl: Effect.Effect<string, never, HttpServer.HttpServer> = HttpServer.addressFormattedWith(Effect.succeed)
+export const serverUrl = baseUrl
