@@ -1,4 +1,4 @@
-import { expecting, Flag } from "@civicstack/kit"
+import { expecting, TrustedProxiesFromString } from "@civicstack/kit"
 import { Config, ConfigError, ConfigProvider, Effect, Either, Option, Redacted, Schema } from "effect"
 import { SERVICE_NAMES, SERVICE_SETTINGS, type ServiceSections } from "./services/index"
 
@@ -54,7 +54,7 @@ const hostConfig = Config.all({
   services: setting("SERVICES", NameList(SERVICE_NAMES), SERVICE_NAMES),
   run: setting("RUN", NameList(ROLES), ROLES),
   publicSiteUrl: setting("PUBLIC_SITE_URL", urlWithProtocol(["http:", "https:"], "an absolute http(s) URL"), "http://localhost:3000"),
-  trustProxy: setting("TRUST_PROXY", Flag, false),
+  trustProxy: setting("TRUST_PROXY", TrustedProxiesFromString, false),
   production: setting("NODE_ENV", Schema.String, "development").pipe(Config.map((value) => value === "production")),
   bootstrapFile: optional("CIVICSTACK_BOOTSTRAP", FilePath),
   logLevel: setting(

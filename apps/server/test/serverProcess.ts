@@ -1,8 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
 import { freePort } from "@civicstack/kit/testing"
-
-const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url))
+import { builtCli } from "./builtServer"
 
 export interface ServerProcess {
   readonly url: string
@@ -11,10 +9,10 @@ export interface ServerProcess {
   readonly exited: Promise<number | null>
 }
 
-/** Starts `civicstack <args>` from the sources, as `npm start` does, with only the given environment on top of PATH. */
+/** Starts `civicstack <args>`, built from the sources for this run, with only the given environment on top of PATH. */
 export const startCli = async (args: ReadonlyArray<string>, env: Record<string, string>): Promise<ServerProcess> => {
   const port = env.PORT ?? String(await freePort())
-  const child = spawn(process.execPath, ["--conditions=@civicstack/source", "--import", "tsx", cli, ...args], {
+  const child = spawn(process.execPath, [builtCli, ...args], {
     env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: port, ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })

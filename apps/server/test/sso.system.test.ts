@@ -1,9 +1,11 @@
 import { Effect } from "effect"
 import fc from "fast-check"
 import * as Fs from "node:fs/promises"
+import * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { formToken, makeBrowser } from "../../../packages/core-sso/test/fixtures/browser"
 import { startPushReceiver } from "../../../packages/core-sso/test/fixtures/pushReceiver"
 import { createTestDatabase } from "@civicstack/kit/testing"
 import { startTcpProxy } from "@civicstack/kit/testing"
@@ -99,6 +101,89 @@ const tokenRequest = (server: ServerProcess, fields: Record<string, string>, add
     },
     body: new URLSearchParams(fields).toString()
   })
+
+/** A token request sent from `localAddress` (any 127.x.y.z reaches a server on 127.0.0.1): status and body. */
+const tokenRequestFrom = (server: ServerProcess, fields: Record<string, string>, localAddress: string) =>
+  new Promise<{ status: number; retryAfter: string | undefined; body: string }>((resolve, reject) => {
+    const body = new URLSearchParams(fields).toString()
+    const request = Http.request(`${server.url}/token`, {
+      method: "POST",
+      localAddress,
+      headers: { "content-type": "application/x-www-form-urlencoded", "content-length": Buffer.byteLength(body) }
+    }, (response) => {
+      let text = ""
+      response.on("data", (chunk: Buffer) => { text += chunk.toString() })
+      response.on("end", () => resolve({ status: response.statusCode!, retryAfter: response.headers["retry-after"], body: text }))
+    })
+    request.on("error", reject)
+    request.end(body)
+  })
+
+/** Signs in on the sign-in page as a browser behind `forwardedFor`: the answer's status and the page's problem. */
+const signInAnswer = async (server: ServerProcess, password: string, forwardedFor: string) => {
+  const browser = makeBrowser(server.url, { "x-forwarded-for": forwardedFor })
+  const page = await (await browser.get("/users/sign_in")).text()
+  const answer = await browser.postForm("/users/sign_in", { authenticity_token: formToken(page), email: "ada@example.com", password })
+  const html = await answer.text()
+  return { status: answer.status, problem: /<div class="problem"[\s\S]*?<\/div>/.exec(html)?.[0] }
+}
+
+describe("the single sign-on against strangers, behind one trusted proxy", () => {
+  let server: ServerProcess
+  beforeAll(async () => {
+    server = await serve({ DATA_DIR: Path.join(scratch, "strangers"), TRUST_PROXY: "1" })
+  }, 90_000)
+  afterAll(() => server === undefined ? undefined : stop(server))
+
+  const wrongSecret = { grant_type: "refresh_token", refresh_token: "x", client_id: CLIENT_ID, client_secret: "0".repeat(32) }
+  const rightSecret = { ...wrongSecret, client_secret: CLIENT_SECRET }
+
+  it("bad client secrets from 127.0.0.2 make 127.0.0.2 wait, while the client's own server still gets its answers", async () => {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      expect((await tokenRequestFrom(server, wrongSecret, "127.0.0.2")).status).toBe(401)
+    }
+    const stranger = await tokenRequestFrom(server, rightSecret, "127.0.0.2")
+    expect(stranger.status).toBe(429)
+    expect(Number(stranger.retryAfter)).toBeGreaterThan(500)
+    const owner = await tokenRequestFrom(server, rightSecret, "127.0.0.1")
+    expect(owner.status).toBe(400)
+    expect(JSON.parse(owner.body)).toMatchObject({ error: "invalid_grant" })
+  })
+
+  it("a client that writes its own X-Forwarded-For entries is still counted at the address the proxy saw", async () => {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const response = await tokenRequest(server, wrongSecret, `10.9.8.${attempt}, 203.0.113.50`)
+      expect(response.status).toBe(401)
+    }
+    const spoofed = await tokenRequest(server, rightSecret, "10.9.8.200, 203.0.113.50")
+    expect(spoofed.status).toBe(429)
+    expect((await tokenRequest(server, rightSecret, "203.0.113.51")).status).toBe(400)
+  })
+
+  it("while an account is locked, its right password gets the same answer as a wrong one; a stranger's lock ends in an hour at most", async () => {
+    for (let attempt = 0; attempt < 6; attempt++) {
+      expect((await signInAnswer(server, `wrong password ${attempt}`, `198.51.100.${attempt}`)).status).toBe(401)
+    }
+    const right = await signInAnswer(server, "a long enough password", "198.51.100.20")
+    const wrong = await signInAnswer(server, "another wrong password", "198.51.100.21")
+    expect(right).toEqual(wrong)
+    expect(right.status).toBe(401)
+    const { users } = await (await admin(server, "GET", "/admin/users")).json() as {
+      users: Array<{ email: string; locked_until: string | null }>
+    }
+    const lockedUntil = users.find((user) => user.email === "ada@example.com")!.locked_until!
+    expect(Date.parse(lockedUntil) - Date.now()).toBeLessThanOrEqual(3600_000)
+    expect((await admin(server, "POST", `/admin/users/${await adaUid(server)}/unlock`)).status).toBe(200)
+  })
+
+  it("5 wrong passwords for one account from one address make that address wait, not the account's owner", async () => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      expect((await signInAnswer(server, `wrong password ${attempt}`, "198.51.100.77")).status).toBe(401)
+    }
+    expect((await signInAnswer(server, "a long enough password", "198.51.100.77")).status).toBe(429)
+    expect((await signInAnswer(server, "a long enough password", "192.0.2.10")).status).toBe(303)
+  })
+})
 
 describe("the single sign-on on the embedded database, as operators meet it", () => {
   it("after kill -9 with pushes queued, the restarted server delivers them with the latest state", { timeout: 180_000 }, async () => {
@@ -273,20 +358,22 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("the single sign-on
   })
   afterAll(() => database?.drop())
 
-  it("two copies share the brute-force counters: the 11th failure for a client is refused by either", { timeout: 180_000 }, async () => {
-    const env = { DATABASE_URL: database.url, DATA_DIR: Path.join(scratch, "two"), RUN: "web", TRUST_PROXY: "true" }
+  it("two copies share the brute-force counters: the 11th failure for a client from one address is refused by either", { timeout: 180_000 }, async () => {
+    const env = { DATABASE_URL: database.url, DATA_DIR: Path.join(scratch, "two"), RUN: "web", TRUST_PROXY: "1" }
     const [first, second] = await Promise.all([serve(env), serve(env)])
     try {
       const wrong = { grant_type: "refresh_token", refresh_token: "x", client_id: CLIENT_ID, client_secret: "0".repeat(32) }
       for (let attempt = 0; attempt < 10; attempt++) {
-        const response = await tokenRequest(attempt % 2 === 0 ? first! : second!, wrong, `198.51.100.${attempt}`)
+        const response = await tokenRequest(attempt % 2 === 0 ? first! : second!, wrong, "198.51.100.1")
         expect(response.status).toBe(401)
       }
       for (const copy of [first!, second!]) {
-        const right = await tokenRequest(copy, { ...wrong, client_secret: CLIENT_SECRET }, "203.0.113.77")
+        const right = await tokenRequest(copy, { ...wrong, client_secret: CLIENT_SECRET }, "198.51.100.1")
         expect(right.status).toBe(429)
         expect(Number(right.headers.get("retry-after"))).toBeGreaterThan(500)
         expect(await right.json()).toMatchObject({ error: "slow_down" })
+        const elsewhere = await tokenRequest(copy, { ...wrong, client_secret: CLIENT_SECRET }, "203.0.113.77")
+        expect(await elsewhere.json()).toMatchObject({ error: "invalid_grant" })
       }
     } finally {
       await stop(first!)

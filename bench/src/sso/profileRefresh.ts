@@ -47,7 +47,7 @@ const child = spawn(process.execPath, [
     ...serverMallocEnv(),
     HOST: "127.0.0.1",
     PORT: String(port),
-    PUBLIC_SITE_URL: url,
+    SSO_ISSUER: url,
     SERVICES: "sso",
     LOG_LEVEL: "warning",
     SHUTDOWN_GRACE_SECONDS: "5",

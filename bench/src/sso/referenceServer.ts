@@ -37,7 +37,7 @@ export const startReferenceServer = async (database: ServerDatabase, bootstrapFi
       ...serverMallocEnv(),
       HOST: "127.0.0.1",
       PORT: String(port),
-      PUBLIC_SITE_URL: url,
+      SSO_ISSUER: url,
       SERVICES: "sso",
       LOG_LEVEL: "warning",
       SHUTDOWN_GRACE_SECONDS: "5",

@@ -1,9 +1,11 @@
+import type { TrustedProxies } from "@civicstack/kit"
 import type { Resolver } from "@civicstack/outbound"
 import { Duration } from "effect"
 import type { Stream } from "effect"
 
 /** How many failures within a window are allowed before further attempts are refused. */
 export interface AttemptLimit {
+  /** Failures for one client from one address. */
   readonly perClient: number
   readonly perAddress: number
   readonly window: Duration.Duration
@@ -13,8 +15,8 @@ export interface AttemptLimit {
 export interface SsoSettings {
   /** The SSO's public base URL: the issuer of its tokens and the base of the URLs in its metadata. */
   readonly issuer: string
-  /** Take a client's address from `X-Forwarded-For`: the server runs behind a proxy that sets it. */
-  readonly trustProxy: boolean
+  /** The proxies in front of the server, whose `X-Forwarded-For` entries are believed (as Express's `trust proxy`). */
+  readonly trustProxy: TrustedProxies
   /** Production refuses http redirect URIs, even for loopback hosts, and marks cookies `Secure`. */
   readonly production: boolean
   readonly accessTokenLifetime: Duration.Duration
@@ -23,9 +25,13 @@ export interface SsoSettings {
   readonly apiTokenLifetime: Duration.Duration
   /** Failed client authentications at the token, revoke and introspect endpoints. */
   readonly clientAuthentication: AttemptLimit
-  /** Wrong passwords per address; per account, `lockAfter` in a row lock it for `lockFor`. */
+  /**
+   * Wrong passwords per address, and per account from one address, within `window`; per account, `lockAfter` in a row
+   * from anywhere lock it for `lockFor`, which later attempts do not extend.
+   */
   readonly signIn: {
     readonly perAddress: number
+    readonly perAccountAndAddress: number
     readonly window: Duration.Duration
     readonly lockAfter: number
     readonly lockFor: Duration.Duration
@@ -58,7 +64,7 @@ export const defaultSsoSettings: SsoSettings = {
   codeLifetime: Duration.minutes(10),
   apiTokenLifetime: Duration.days(730),
   clientAuthentication: { perClient: 10, perAddress: 30, window: Duration.minutes(10) },
-  signIn: { perAddress: 30, window: Duration.minutes(10), lockAfter: 6, lockFor: Duration.hours(1) },
+  signIn: { perAddress: 30, perAccountAndAddress: 5, window: Duration.minutes(10), lockAfter: 6, lockFor: Duration.hours(1) },
   sessionIdleTimeout: Duration.minutes(30),
   passwordHashConcurrency: 2,
   allowPrivateAddresses: false,

@@ -22,7 +22,10 @@ export const ssoSettings: ServiceSettings<"sso", { readonly sso: Config.Config.S
   name: "sso",
   config: () => Config.all({ sso: Sso.ssoConfig }),
   secretVariables: [],
-  productionProblems: () => []
+  productionProblems: ({ sso }) =>
+    Option.exists(sso.issuer, (issuer) => issuer.startsWith("https:"))
+      ? []
+      : ["SSO_ISSUER must be the single sign-on's https:// URL when NODE_ENV=production (the issuer of its tokens)"]
 }
 
 /** The SSO's endpoints as this server serves them, under the server's API identifier. */
@@ -78,6 +81,10 @@ const announce = (config: ServerConfig, heading: string, secrets: ReadonlyArray<
     yield* Effect.logInfo(heading).pipe(Effect.annotateLogs({ file, secrets: secrets.map(({ what }) => what) }))
   })
 
+/** `SSO_ISSUER`, or this host on its port when unset (development: production requires the setting). */
+export const ssoIssuer = (config: ServerConfig) =>
+  Option.getOrElse(config.sso.issuer, () => `http://localhost:${config.port}`)
+
 /**
  * The single sign-on's services over this copy's database: one layer, shared by the SSO's routes, workers and setup
  * and by the other services' access checks.
@@ -85,7 +92,7 @@ const announce = (config: ServerConfig, heading: string, secrets: ReadonlyArray<
 export const ssoServiceLayer = (config: ServerConfig) => {
   const settings = {
     ...config.sso,
-    issuer: config.publicSiteUrl.replace(/\/+$/, ""),
+    issuer: ssoIssuer(config),
     trustProxy: config.trustProxy,
     production: config.production,
     shutdownGracePeriod: Duration.seconds(config.shutdownGraceSeconds)

@@ -1,3 +1,4 @@
+import { clientAddressOf } from "@civicstack/kit"
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -36,6 +37,7 @@ export const browserHandlers = <ApiId extends string, E, R>(
   HttpApiBuilder.group(api, "browser", (handlers) =>
     Effect.gen(function*() {
       const { settings } = yield* SsoParts
+      const addressOf = clientAddressOf(settings.trustProxy)
       const signIn = yield* SignIn
       const authorization = yield* Authorization
       const cookieOptions = { httpOnly: true, sameSite: "lax", secure: settings.issuer.startsWith("https:"), path: "/" } as const
@@ -168,7 +170,7 @@ export const browserHandlers = <ApiId extends string, E, R>(
                 ...(email === undefined ? {} : { email })
               })
             }
-            const address = clientAddress(request, settings.trustProxy)
+            const address = clientAddress(request, addressOf)
             const outcome = yield* Effect.either(signIn.signIn({ email, password, address }))
             if (Either.isRight(outcome)) {
               const response = redirect(returnTo ?? "/users/sign_in", 303)

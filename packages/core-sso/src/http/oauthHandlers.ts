@@ -1,3 +1,4 @@
+import { clientAddressOf } from "@civicstack/kit"
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -53,6 +54,7 @@ export const oauthHandlers = <ApiId extends string, E, R>(
       const server = yield* OAuthServer
       const { settings } = yield* SsoParts
       const exchange = formEndpoint(yield* tokenEndpoint)
+      const addressOf = clientAddressOf(settings.trustProxy)
       return handlers
         .handleRaw("token", exchange)
         .handleRaw("oauthToken", exchange)
@@ -60,15 +62,15 @@ export const oauthHandlers = <ApiId extends string, E, R>(
         .handleRaw("revoke", formEndpoint(formAnswer(
           TokenQueryForm,
           (form, origin) => server.revoke(form, origin).pipe(Effect.as({}), Effect.catchTag("StoreError", Effect.die)),
-          settings.trustProxy
+          addressOf
         )))
         .handleRaw("introspect", formEndpoint(formAnswer(
           TokenQueryForm,
           (form, origin) => server.introspect(form, origin).pipe(Effect.catchTag("StoreError", Effect.die)),
-          settings.trustProxy
+          addressOf
         )))
         .handle("user", ({ request, urlParams }) =>
-          server.user({ address: clientAddress(request, settings.trustProxy), authorization: header(request, "authorization") }, urlParams.client_id).pipe(
+          server.user({ address: clientAddress(request, addressOf), authorization: header(request, "authorization") }, urlParams.client_id).pipe(
             Effect.map((user) => HttpServerResponse.unsafeJson(user, { headers: { "cache-control": "no-store" } })),
             Effect.catchTag("InvalidToken", (error) => Effect.succeed(invalidTokenResponse(error))),
             Effect.orDie

@@ -1,17 +1,11 @@
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect, Either, Option } from "effect"
 
-/** The address failures are counted under: the proxy's `X-Forwarded-For` client when trusted, else the peer. */
-export const addressOf = (forwardedFor: string | undefined, remoteAddress: string | undefined, trustProxy: boolean) => {
-  if (trustProxy && forwardedFor !== undefined) {
-    const first = forwardedFor.split(",")[0]?.trim()
-    if (first !== undefined && first !== "") return first
-  }
-  return remoteAddress ?? "unknown"
-}
+/** Where a request comes from, by its `X-Forwarded-For` and its peer's address (kit's `clientAddressOf`). */
+export type AddressOf = (forwardedFor: string | undefined, remoteAddress: string | undefined) => string
 
-export const clientAddress = (request: HttpServerRequest.HttpServerRequest, trustProxy: boolean): string =>
-  addressOf(request.headers["x-forwarded-for"], Option.getOrUndefined(request.remoteAddress), trustProxy)
+export const clientAddress = (request: HttpServerRequest.HttpServerRequest, addressOf: AddressOf): string =>
+  addressOf(request.headers["x-forwarded-for"], Option.getOrUndefined(request.remoteAddress))
 
 export const header = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined =>
   request.headers[name]

@@ -1,9 +1,10 @@
+import { clientAddressOf } from "@civicstack/kit"
 import { Effect, Either, Schema } from "effect"
 import type { OAuthClientRefused, OAuthRequestRefused, OAuthThrottled } from "../api/errors"
 import { TokenForm } from "../api/oauth"
 import { OAuthServer } from "../services/OAuthServer"
 import { SsoParts } from "../services/SsoParts"
-import { addressOf, formOf } from "./requests"
+import { type AddressOf, formOf } from "./requests"
 
 /** The paths of `POST /token`: the seed's, and the two that Doorkeeper clients such as gds-sso call. */
 export const TOKEN_PATHS: ReadonlyArray<string> = ["/token", "/oauth/token", "/oauth/access_token"]
@@ -60,7 +61,7 @@ export const formAnswer = <F, A>(
     OAuthRequestRefused | OAuthClientRefused | OAuthThrottled,
     never
   >,
-  trustProxy: boolean
+  addressOf: AddressOf
 ) =>
 (request: FormRequest): Effect.Effect<OAuthAnswer> => {
   const read = formOf(request.contentType, request.body)
@@ -68,7 +69,7 @@ export const formAnswer = <F, A>(
   const form = Schema.decodeUnknownEither(schema)(read.right)
   if (Either.isLeft(form)) return Effect.succeed(invalidRequestAnswer("The parameters could not be read"))
   const origin = {
-    address: addressOf(request.forwardedFor, request.remoteAddress, trustProxy),
+    address: addressOf(request.forwardedFor, request.remoteAddress),
     authorization: request.authorization
   }
   return run(form.right, origin).pipe(
@@ -88,6 +89,6 @@ export const tokenEndpoint: Effect.Effect<(request: FormRequest) => Effect.Effec
     return formAnswer(
       TokenForm,
       (form, origin) => server.exchange(form, origin).pipe(Effect.catchTag("StoreError", Effect.die)),
-      settings.trustProxy
+      clientAddressOf(settings.trustProxy)
     )
   })

@@ -117,7 +117,8 @@ export class OAuthServer extends Context.Tag("@civicstack/core-sso/OAuthServer")
           }
           const { clientId, clientSecret } = presented.right
           const clientIdHash = hashSecret(clientId)
-          const rules = [{ key: `client:${clientIdHash}`, limit: limits.perClient }, addressRule]
+          // per client and address: a stranger's bad secrets never slow the client's own server down
+          const rules = [{ key: `client:${clientIdHash}:${origin.address}`, limit: limits.perClient }, addressRule]
           const wait = yield* throttle.retryAfter(rules, at)
           if (wait !== undefined) {
             return yield* new OAuthThrottled({

@@ -9,7 +9,7 @@ import { makeThrottle } from "./throttle"
 
 /** Why a sign-in did not succeed, as the sign-in page tells the person. */
 export class SignInRefused extends Schema.TaggedError<SignInRefused>()("SignInRefused", {
-  reason: Schema.Literal("invalid", "locked", "suspended"),
+  reason: Schema.Literal("invalid", "suspended"),
   message: Schema.String
 }) {}
 
@@ -32,9 +32,9 @@ export interface CurrentSession {
 const INVALID = "The email address or password is not right, or the account is locked. Check them and try again."
 
 /**
- * Signing in with a password and the browser sessions that follow. An unknown email costs the same work and gets
- * the same answer as a wrong password; whether an account is locked or suspended is told only to someone who gave
- * its right password.
+ * Signing in with a password and the browser sessions that follow. An unknown email, a wrong password and any
+ * password of a locked account cost the same work and get the same answer, so that a lock never tells a guess is
+ * right; that an account is suspended is told only to someone who gave its right password.
  */
 export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
   readonly signIn: (input: {
@@ -69,33 +69,37 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
           return Option.some({ session: session.value, user: user.value })
         })
 
+      /** A lock in force is neither extended nor told apart: the right password gets the wrong one's answer. */
+      const countFailure = (user: User, at: Date, locked: boolean) =>
+        Effect.gen(function*() {
+          if (locked) return yield* record("sign_in_refused", user.uid, { reason: "locked" })
+          const counted = yield* store.recordFailedSignIn(user.uid, {
+            at,
+            lockAfter: limits.lockAfter,
+            lockUntil: new Date(at.getTime() + Duration.toMillis(limits.lockFor))
+          })
+          const justLocked = Option.exists(counted, (after) => after.failedSignIns === limits.lockAfter)
+          yield* record(justLocked ? "account_locked" : "sign_in_failed", user.uid)
+        })
+
       return {
         signIn: ({ address, email, password }) =>
           Effect.gen(function*() {
             const at = yield* now
-            const addressRule = [{ key: `sign-in:${address}`, limit: limits.perAddress }]
-            const wait = yield* throttle.retryAfter(addressRule, at)
+            const account = email.trim().toLowerCase()
+            const rules = [
+              { key: `sign-in:${address}`, limit: limits.perAddress },
+              { key: `sign-in:${address}:${account}`, limit: limits.perAccountAndAddress }
+            ]
+            const wait = yield* throttle.retryAfter(rules, at)
             if (wait !== undefined) return yield* new SignInThrottled({ retryAfterSeconds: wait })
             const user = Option.getOrNull(yield* store.userByEmail(email.trim()))
             const rightPassword = yield* passwords.verifyOrDummy(user?.passwordHash ?? null, password)
-            if (user === null || !rightPassword) {
-              yield* throttle.recordFailure(addressRule, at)
-              if (user !== null) {
-                const counted = yield* store.recordFailedSignIn(user.uid, {
-                  lockAfter: limits.lockAfter,
-                  lockUntil: new Date(at.getTime() + Duration.toMillis(limits.lockFor))
-                })
-                const justLocked = Option.exists(counted, (after) => after.failedSignIns === limits.lockAfter)
-                yield* record(justLocked ? "account_locked" : "sign_in_failed", user.uid)
-              }
+            const locked = user?.lockedUntil != null && user.lockedUntil.getTime() > at.getTime()
+            if (user === null || !rightPassword || locked) {
+              yield* throttle.recordFailure(rules, at)
+              if (user !== null) yield* countFailure(user, at, locked)
               return yield* new SignInRefused({ reason: "invalid", message: INVALID })
-            }
-            if (user.lockedUntil !== null && user.lockedUntil.getTime() > at.getTime()) {
-              yield* record("sign_in_refused", user.uid, { reason: "locked" })
-              return yield* new SignInRefused({
-                reason: "locked",
-                message: "This account is locked after too many wrong passwords. Try again in an hour, or ask an administrator to unlock it."
-              })
             }
             if (user.suspendedAt !== null) {
               yield* record("sign_in_refused", user.uid, { reason: "suspended" })

@@ -123,10 +123,13 @@ export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoSt
     uid: string,
     suspension: { readonly at: Date; readonly reason: string } | null
   ) => Effect.Effect<Option.Option<User>, StoreError>
-  /** Counts a wrong password; the `lockAfter`th in a row locks the account until `lockUntil`. */
+  /**
+   * Counts a wrong password given `at`; the `lockAfter`th in a row locks the account until `lockUntil`. Once a lock
+   * has ended the count starts again.
+   */
   readonly recordFailedSignIn: (
     uid: string,
-    lock: { readonly lockAfter: number; readonly lockUntil: Date }
+    lock: { readonly at: Date; readonly lockAfter: number; readonly lockUntil: Date }
   ) => Effect.Effect<Option.Option<User>, StoreError>
   /** A successful sign-in or an admin's unlock: the count starts again and any lock ends. */
   readonly clearFailedSignIns: (uid: string) => Effect.Effect<Option.Option<User>, StoreError>

@@ -136,8 +136,10 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
       })),
     recordFailedSignIn: (uid, lock) =>
       modifyUser(uid, (user) => {
-        const failedSignIns = user.failedSignIns + 1
-        return { ...user, failedSignIns, lockedUntil: failedSignIns >= lock.lockAfter ? lock.lockUntil : user.lockedUntil }
+        const lockEnded = user.lockedUntil !== null && user.lockedUntil.getTime() <= lock.at.getTime()
+        const failedSignIns = (lockEnded ? 0 : user.failedSignIns) + 1
+        const lockedUntil = failedSignIns >= lock.lockAfter ? lock.lockUntil : lockEnded ? null : user.lockedUntil
+        return { ...user, failedSignIns, lockedUntil }
       }),
     clearFailedSignIns: (uid) => modifyUser(uid, (user) => ({ ...user, failedSignIns: 0, lockedUntil: null })),
 

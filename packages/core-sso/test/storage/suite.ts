@@ -187,7 +187,7 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
     test("locks an account at the nth wrong password in a row, and unlocks it", Effect.gen(function*() {
       const store = yield* SsoStore
       yield* store.insertUser(aUser())
-      const lock = { lockAfter: 3, lockUntil: at(3600) }
+      const lock = { at: at(0), lockAfter: 3, lockUntil: at(3600) }
       yield* store.recordFailedSignIn(aUser().uid, lock)
       const second = Option.getOrThrow(yield* store.recordFailedSignIn(aUser().uid, lock))
       expect(second).toMatchObject({ failedSignIns: 2, lockedUntil: null })
@@ -195,6 +195,19 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       expect(third).toMatchObject({ failedSignIns: 3, lockedUntil: at(3600) })
       const cleared = Option.getOrThrow(yield* store.clearFailedSignIns(aUser().uid))
       expect(cleared).toMatchObject({ failedSignIns: 0, lockedUntil: null })
+    }))
+
+    test("counts again from one once a lock has ended", Effect.gen(function*() {
+      const store = yield* SsoStore
+      yield* store.insertUser(aUser())
+      const lock = { at: at(0), lockAfter: 2, lockUntil: at(3600) }
+      yield* store.recordFailedSignIn(aUser().uid, lock)
+      yield* store.recordFailedSignIn(aUser().uid, lock)
+      const afterLock = { at: at(3600), lockAfter: 2, lockUntil: at(7200) }
+      const first = Option.getOrThrow(yield* store.recordFailedSignIn(aUser().uid, afterLock))
+      expect(first).toMatchObject({ failedSignIns: 1, lockedUntil: null })
+      const second = Option.getOrThrow(yield* store.recordFailedSignIn(aUser().uid, afterLock))
+      expect(second).toMatchObject({ failedSignIns: 2, lockedUntil: at(7200) })
     }))
 
     test("keeps a user's permissions per application, sorted and distinct", Effect.gen(function*() {

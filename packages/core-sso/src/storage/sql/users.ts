@@ -109,13 +109,17 @@ export const userMethods = ({ firstRow, rows, sql, storeError, write }: SsoSqlTo
           suspension_reason = ${suspension?.reason ?? null}
         WHERE uid = ${uid}
         RETURNING ${userColumns}`),
-    recordFailedSignIn: (uid, lock) =>
-      userQuery("recordFailedSignIn", sql`
-        UPDATE sso.users SET failed_sign_ins = failed_sign_ins + 1,
-          locked_until = CASE WHEN failed_sign_ins + 1 >= ${lock.lockAfter}
-            THEN ${timestamp(lock.lockUntil)}::timestamptz ELSE locked_until END
+    recordFailedSignIn: (uid, lock) => {
+      // the right-hand sides of SET all read the row as it was
+      const lockEnded = sql`locked_until <= ${timestamp(lock.at)}::timestamptz`
+      const counted = sql`CASE WHEN ${lockEnded} THEN 1 ELSE failed_sign_ins + 1 END`
+      return userQuery("recordFailedSignIn", sql`
+        UPDATE sso.users SET failed_sign_ins = ${counted},
+          locked_until = CASE WHEN ${counted} >= ${lock.lockAfter} THEN ${timestamp(lock.lockUntil)}::timestamptz
+            WHEN ${lockEnded} THEN NULL ELSE locked_until END
         WHERE uid = ${uid}
-        RETURNING ${userColumns}`),
+        RETURNING ${userColumns}`)
+    },
     clearFailedSignIns: (uid) =>
       userQuery("clearFailedSignIns", sql`
         UPDATE sso.users SET failed_sign_ins = 0, locked_until = NULL WHERE uid = ${uid} RETURNING ${userColumns}`),

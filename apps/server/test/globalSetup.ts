@@ -1,0 +1,3 @@
+import { buildServer } from "./builtServer"
+
+export default buildServer

@@ -1,0 +1,80 @@
+import * as Fs from "node:fs/promises"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as client from "openid-client"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freePort } from "@civicstack/kit/testing"
+import { signInThrough } from "../../../packages/core-sso/test/fixtures/browser"
+import {
+  CLIENT_ID,
+  CLIENT_SECRET,
+  PASSWORD,
+  publisherBootstrap,
+  REDIRECT_URI
+} from "../../../packages/core-sso/test/fixtures/publisherFlow"
+import { startInProcessServer } from "./inProcessServer"
+import type { InProcessServer } from "./inProcessServer"
+
+// The SSO is reached at 127.0.0.1 while the website, the base of the email links, is another host.
+const PUBLIC_SITE_URL = "https://www.gov.example"
+
+let server: InProcessServer
+let issuer: string
+let bootstrapDir: string
+
+beforeAll(async () => {
+  bootstrapDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "civicstack-issuer-"))
+  const file = Path.join(bootstrapDir, "bootstrap.json")
+  await Fs.writeFile(file, JSON.stringify(publisherBootstrap))
+  const port = await freePort()
+  issuer = `http://127.0.0.1:${port}`
+  server = await startInProcessServer({
+    PORT: String(port),
+    SSO_ISSUER: `${issuer}/`,
+    PUBLIC_SITE_URL,
+    CIVICSTACK_BOOTSTRAP: file,
+    SERVICES: "sso"
+  })
+})
+afterAll(async () => {
+  await server?.close()
+  if (bootstrapDir !== undefined) await Fs.rm(bootstrapDir, { recursive: true, force: true })
+})
+
+describe("SSO_ISSUER, apart from PUBLIC_SITE_URL", () => {
+  it("is the issuer of discovery and of every endpoint there; the website appears nowhere", async () => {
+    for (const path of ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"]) {
+      const metadata = (await (await fetch(`${server.url}${path}`)).json()) as Record<string, unknown>
+      expect(metadata.issuer).toBe(issuer)
+      expect(metadata.token_endpoint).toBe(`${issuer}/oauth/token`)
+      expect(JSON.stringify(metadata)).not.toContain("gov.example")
+    }
+  })
+
+  it("lets openid-client discover it, sign in with PKCE and a nonce, check the id_token and read userinfo", async () => {
+    const config = await client.discovery(new URL(issuer), CLIENT_ID, CLIENT_SECRET, undefined, {
+      execute: [client.allowInsecureRequests]
+    })
+    const verifier = client.randomPKCECodeVerifier()
+    const nonce = client.randomNonce()
+    const state = client.randomState()
+    const authorizationUrl = client.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT_URI,
+      scope: "openid email",
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
+      nonce,
+      state
+    })
+    const callback = await signInThrough(server.url, authorizationUrl.href, "ada@example.com", PASSWORD)
+    const tokens = await client.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: verifier,
+      expectedNonce: nonce,
+      expectedState: state,
+      idTokenExpected: true
+    })
+    expect(tokens.claims()).toMatchObject({ iss: issuer, aud: CLIENT_ID, email: "ada@example.com" })
+    const userInfo = await client.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub)
+    expect(userInfo).toMatchObject({ email: "ada@example.com" })
+  })
+})
