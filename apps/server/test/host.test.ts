@@ -71,6 +71,11 @@ describe("the HTTP host", () => {
   })
   afterAll(() => server?.close())
 
+  it("does not believe X-Forwarded-Proto when it trusts no proxy: no Strict-Transport-Security over http", async () => {
+    const response = await fetch(`${server.url}/healthcheck/live`, { headers: { "x-forwarded-proto": "https" } })
+    expect(response.headers.get("strict-transport-security")).toBeNull()
+  })
+
   it("refuses a chunked body over the limit with a 413 envelope that reaches a client still sending, and stays up", async () => {
     const answer = await postChunked(server.url, "/batch", 20 * 1024 * 1024)
     expect(answer.status).toBe(413)
@@ -211,5 +216,33 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("the HTTP host when
       await stop(server)
       await Fs.rm(dataDir, { recursive: true, force: true })
     }
+  })
+})
+
+describe("the HTTP host behind a trusted proxy", () => {
+  let server: InProcessServer
+  beforeAll(async () => {
+    server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: caller.file, TRUST_PROXY: "loopback", SERVICES: "sso" })
+  })
+  afterAll(() => server?.close())
+
+  const hsts = async (path: string, init: RequestInit = {}) =>
+    (await fetch(`${server.url}${path}`, init)).headers.get("strict-transport-security")
+
+  it("sends Strict-Transport-Security on every answer the proxy says came over https, fast answers too", async () => {
+    const overHttps = { "x-forwarded-proto": "https" }
+    expect(await hsts("/healthcheck/live", { headers: overHttps })).toBe("max-age=31536000; includeSubDomains")
+    expect(await hsts("/users/sign_in", { headers: overHttps })).toBe("max-age=31536000; includeSubDomains")
+    const tokenRequest = {
+      method: "POST",
+      headers: { ...overHttps, "content-type": "application/x-www-form-urlencoded" },
+      body: "grant_type=refresh_token&refresh_token=x"
+    }
+    expect(await hsts("/oauth/token", tokenRequest)).toBe("max-age=31536000; includeSubDomains")
+  })
+
+  it("sends none over plain http, or when the https claim is not the proxy's own", async () => {
+    expect(await hsts("/healthcheck/live")).toBeNull()
+    expect(await hsts("/healthcheck/live", { headers: { "x-forwarded-proto": "https, http" } })).toBeNull()
   })
 })

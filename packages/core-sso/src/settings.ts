@@ -37,6 +37,15 @@ export interface SsoSettings {
     readonly lockFor: Duration.Duration
   }
   readonly sessionIdleTimeout: Duration.Duration
+  /** A browser session ends this long after its sign-in however active it is. */
+  readonly sessionMaxAge: Duration.Duration
+  /** A refresh token chain ends this long after the sign-in that began it, however often it is refreshed. */
+  readonly refreshTokenLifetime: Duration.Duration
+  /**
+   * Mark the session cookies `Secure` and give them the `__Host-` prefix. Unset, they are secure when the issuer is
+   * https or in production; a host serving TLS itself says so.
+   */
+  readonly secureCookies?: boolean
   /** Let pushes reach loopback and private addresses (tests, intranets). */
   readonly allowPrivateAddresses: boolean
   /** Each push may take this long to connect, and this long again for the answer. */
@@ -66,6 +75,8 @@ export const defaultSsoSettings: SsoSettings = {
   clientAuthentication: { perClient: 10, perAddress: 30, window: Duration.minutes(10) },
   signIn: { perAddress: 30, perAccountAndAddress: 5, window: Duration.minutes(10), lockAfter: 6, lockFor: Duration.hours(1) },
   sessionIdleTimeout: Duration.minutes(30),
+  sessionMaxAge: Duration.hours(20),
+  refreshTokenLifetime: Duration.days(90),
   passwordHashConcurrency: 2,
   allowPrivateAddresses: false,
   pushTimeout: Duration.seconds(4),

@@ -28,6 +28,14 @@ export const clientAddressOf = (trusted: TrustedProxies) => {
   }
 }
 
+/** Whether a proxy the server trusts, its peer, says in `X-Forwarded-Proto` that the request came over https. */
+export const forwardedOverHttps = (trusted: TrustedProxies) => {
+  const trust = trustOf(trusted)
+  return (forwardedProto: string | undefined, remoteAddress: string | undefined): boolean =>
+    remoteAddress !== undefined && forwardedProto !== undefined && trust(remoteAddress, 0) &&
+    forwardedProto.split(",").at(-1)?.trim().toLowerCase() === "https"
+}
+
 /** `TRUST_PROXY`: `false`, a number of hops, or a comma-separated list of addresses and CIDR ranges. */
 export const TrustedProxiesFromString: Schema.Schema<TrustedProxies, string> = Schema.transformOrFail(
   Schema.String,

@@ -1,6 +1,6 @@
 import { Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { clientAddressOf, TrustedProxiesFromString } from "../src/clientAddress"
+import { clientAddressOf, forwardedOverHttps, TrustedProxiesFromString } from "../src/clientAddress"
 
 const decode = Schema.decodeUnknownEither(TrustedProxiesFromString)
 
@@ -24,6 +24,17 @@ describe("clientAddressOf", () => {
 
   it("without a peer address, counts under one name", () => {
     expect(clientAddressOf(1)("203.0.113.9", undefined)).toBe("unknown")
+  })
+})
+
+describe("forwardedOverHttps", () => {
+  it("believes X-Forwarded-Proto only from a trusted proxy, and only its own (right-most) entry", () => {
+    const overHttps = forwardedOverHttps(["loopback"])
+    expect(overHttps("https", "127.0.0.1")).toBe(true)
+    expect(overHttps("http, https", "127.0.0.1")).toBe(true)
+    expect(overHttps("https, http", "127.0.0.1")).toBe(false)
+    expect(overHttps("https", "192.0.2.1")).toBe(false)
+    expect(forwardedOverHttps(false)("https", "127.0.0.1")).toBe(false)
   })
 })
 

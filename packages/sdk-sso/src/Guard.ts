@@ -1,25 +1,31 @@
 import { ClientTag } from "@civicstack/kit/sdk"
 import type * as HttpClient from "@effect/platform/HttpClient"
-import { Clock, Deferred, Duration, Effect, FiberId } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Exit, FiberId, Option } from "effect"
 import { TokenRefused } from "./errors"
 import { TokenCache } from "./tokenCache"
-import { requestUser, type SsoUser } from "./userEndpoint"
+import { requestUser, type SsoUser, type TokenUser } from "./userEndpoint"
 
-/** gds-sso's figure, and the most this SDK allows: a revoked token is still accepted for at most this long. */
+/** The most this SDK allows: a revoked token is still accepted for at most this long (gds-sso's figure). */
 export const MAX_CACHE_TTL = Duration.minutes(5)
+/** How long an accepted token is believed by default. */
+export const DEFAULT_CACHE_TTL = Duration.minutes(1)
+/** How long a refused token is refused without asking again, so that a flood of one bad token is one question. */
+export const DEFAULT_REFUSAL_CACHE_TTL = Duration.seconds(5)
 export const DEFAULT_MAX_CACHED_TOKENS = 10_000
 
 export interface SsoGuardOptions {
   /** Where the SSO is served, e.g. `https://signon.example.org`. */
   readonly baseUrl: string | URL
+  /** This service's application client_id: the SSO refuses tokens issued to any other application. */
+  readonly clientId: string
   /**
-   * This service's application client_id. When given, the SSO refuses tokens issued to any other application;
-   * without it, any token of a user with `signin` on the token's application is accepted.
+   * How long an accepted token is believed without asking the SSO again: 1 minute by default, at most 5, and never
+   * past the token's own expiry.
    */
-  readonly clientId?: string | undefined
-  /** How long an accepted token is believed without asking the SSO again: 5 minutes by default, and at most. */
   readonly cacheTtl?: Duration.DurationInput | undefined
-  /** Tokens remembered at once; the least recently used go first. Default 10 000. */
+  /** How long a refused token is refused without asking again: 5 seconds by default, at most 1 minute. */
+  readonly refusalCacheTtl?: Duration.DurationInput | undefined
+  /** Tokens remembered at once, accepted and refused each; the least recently used go first. Default 10 000. */
   readonly maxCachedTokens?: number | undefined
 }
 
@@ -34,6 +40,8 @@ export interface SsoGuardService {
     authorizationHeader: string | null | undefined,
     options?: VerifyOptions
   ) => Effect.Effect<SsoUser, TokenRefused>
+  /** Forgets the cached acceptances of the user's tokens: their next use asks the SSO (after a push about them). */
+  readonly forgetUser: (uid: string) => Effect.Effect<void>
 }
 
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i
@@ -42,24 +50,31 @@ const BEARER = /^Bearer +([\x21-\x7e]+) *$/i
 export const bearerTokenOf = (authorizationHeader: string | null | undefined): string | undefined =>
   authorizationHeader == null ? undefined : BEARER.exec(authorizationHeader)?.[1]
 
-export const cacheTtlMillis = (cacheTtl: Duration.DurationInput | undefined): number => {
-  const asked = cacheTtl === undefined ? MAX_CACHE_TTL : Duration.decode(cacheTtl)
-  return Duration.toMillis(Duration.min(asked, MAX_CACHE_TTL))
-}
+const ttlMillis = (asked: Duration.DurationInput | undefined, fallback: Duration.Duration, most: Duration.Duration) =>
+  Duration.toMillis(Duration.min(asked === undefined ? fallback : Duration.decode(asked), most))
 
 /**
- * Builds a guard on the `HttpClient` in context. Only accepted tokens are cached: a refused one is asked about
- * again, since the user may have been given `signin` since. Concurrent checks of one token share one question. Time is read from `currentTimeMillis`, Effect's
- * `Clock` unless given (so `TestClock` moves the cache forward).
+ * Builds a guard on the `HttpClient` in context. Accepted tokens are cached for `cacheTtl` at most, and never past
+ * their expiry; tokens the SSO refused are refused again for `refusalCacheTtl` without asking. Concurrent checks of
+ * one token share one question. Time is read from `currentTimeMillis`, Effect's `Clock` unless given (so `TestClock`
+ * moves the cache forward).
  */
 export const makeSsoGuard = (
   options: SsoGuardOptions,
   currentTimeMillis: Effect.Effect<number> = Clock.currentTimeMillis
 ): Effect.Effect<SsoGuardService, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
+    if (typeof options.clientId !== "string" || options.clientId === "") {
+      // without it a token issued to any application would be accepted
+      return yield* Effect.dieMessage("SsoGuard: clientId, this application's client_id, is required")
+    }
     const httpContext = yield* Effect.context<HttpClient.HttpClient>()
     const maxEntries = Math.max(1, Math.floor(options.maxCachedTokens ?? DEFAULT_MAX_CACHED_TOKENS))
-    const cache = new TokenCache<SsoUser>(cacheTtlMillis(options.cacheTtl), maxEntries)
+    const accepted = new TokenCache<SsoUser>(ttlMillis(options.cacheTtl, DEFAULT_CACHE_TTL, MAX_CACHE_TTL), maxEntries)
+    const refused = new TokenCache<TokenRefused>(
+      ttlMillis(options.refusalCacheTtl, DEFAULT_REFUSAL_CACHE_TTL, Duration.minutes(1)),
+      maxEntries
+    )
 
     const askSso = (token: string) =>
       requestUser(options.baseUrl, token, options.clientId).pipe(
@@ -72,6 +87,20 @@ export const makeSsoGuard = (
         })
       )
 
+    const remember = (key: string, exit: Exit.Exit<TokenUser, TokenRefused>) =>
+      Effect.map(currentTimeMillis, (now) => {
+        if (Exit.isSuccess(exit)) {
+          const { expiresInSeconds, user } = exit.value
+          if (expiresInSeconds === undefined || expiresInSeconds > 0) {
+            accepted.set(key, user, now, expiresInSeconds === undefined ? undefined : expiresInSeconds * 1000)
+          }
+          return
+        }
+        // an SSO that could not be asked has refused nothing
+        const failure = Cause.failureOption(exit.cause)
+        if (Option.isSome(failure) && failure.value.reason === "InvalidToken") refused.set(key, failure.value, now)
+      })
+
     /** One question to the SSO per token at a time: a burst of requests with a new token waits for one answer. */
     const asking = new Map<string, Deferred.Deferred<SsoUser, TokenRefused>>()
 
@@ -83,11 +112,11 @@ export const makeSsoGuard = (
         asking.set(key, answer)
         // a daemon, so a caller that gives up does not leave the others waiting
         return askSso(token).pipe(
-          Effect.tap((user) => Effect.map(currentTimeMillis, (now) => cache.set(key, user, now))),
           Effect.exit,
+          Effect.tap((exit) => remember(key, exit)),
           Effect.flatMap((exit) => {
             asking.delete(key)
-            return Deferred.done(answer, exit)
+            return Deferred.done(answer, Exit.map(exit, ({ user }) => user))
           }),
           Effect.forkDaemon,
           Effect.zipRight(Deferred.await(answer))
@@ -97,8 +126,11 @@ export const makeSsoGuard = (
     const userFor = (token: string) =>
       Effect.gen(function*() {
         const key = TokenCache.keyOf(token)
-        const cached = cache.get(key, yield* currentTimeMillis)
+        const now = yield* currentTimeMillis
+        const cached = accepted.get(key, now)
         if (cached !== undefined) return cached
+        const refusal = refused.get(key, now)
+        if (refusal !== undefined) return yield* refusal
         return yield* askOnce(key, token)
       })
 
@@ -114,7 +146,8 @@ export const makeSsoGuard = (
           : Effect.fail(new TokenRefused({ reason: "MissingPermission", message: `The "${permission}" permission is required` }))
       })
     }
-    return { verify }
+    const forgetUser = (uid: string) => Effect.sync(() => accepted.deleteWhere((user) => user.uid === uid))
+    return { verify, forgetUser }
   })
 
 /** The guard as an Effect service. */

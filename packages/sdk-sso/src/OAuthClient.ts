@@ -199,7 +199,10 @@ export const makeSsoOAuthClient = (
         token({ grant_type: "authorization_code", code, code_verifier: codeVerifier, redirect_uri: redirectUri }),
       refresh: (refreshToken) => token({ grant_type: "refresh_token", refresh_token: refreshToken }),
       fetchUser: (accessToken) =>
-        requestUser(options.baseUrl, accessToken, options.clientId).pipe(Effect.provide(httpClient))
+        requestUser(options.baseUrl, accessToken, options.clientId).pipe(
+          Effect.map(({ user }) => user),
+          Effect.provide(httpClient)
+        )
     }
   })
 

@@ -32,7 +32,9 @@ export {
 export { OAuthCallbackError, SsoClientError, TokenRefused } from "./errors"
 export {
   bearerTokenOf,
+  DEFAULT_CACHE_TTL,
   DEFAULT_MAX_CACHED_TOKENS,
+  DEFAULT_REFUSAL_CACHE_TTL,
   makeSsoGuard,
   MAX_CACHE_TTL,
   SsoGuard,

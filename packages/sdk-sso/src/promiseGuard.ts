@@ -33,6 +33,8 @@ export interface SsoPromiseGuard {
   readonly middleware: (
     options?: VerifyOptions
   ) => (request: NodeRequestLike & GuardedRequest, response: NodeResponseLike, next: NextFunction) => void
+  /** Forgets the cached acceptances of the user's tokens, so that their next use asks the SSO. */
+  readonly forgetUser: (uid: string) => void
   readonly close: () => Promise<void>
 }
 
@@ -69,6 +71,7 @@ export const createSsoGuard = (options: CreateSsoGuardOptions): SsoPromiseGuard 
         next
       )
     },
+    forgetUser: (uid) => Effect.runSync(guard.forgetUser(uid)),
     close: runner.close
   }
 }

@@ -48,6 +48,8 @@ export const pushHandler = <Format extends PushFormat, E, R, OE, OR>(
     const guard = yield* SsoGuard
     const checked = yield* Effect.either(guard.verify(request.headers["authorization"], { permission: USER_UPDATE_PERMISSION }))
     if (Either.isLeft(checked)) return json(checked.left.status, { error: checked.left.message }, challengeOf(checked.left))
+    // the guard in context also guards this application's API: the user's cached tokens are asked about again
+    yield* guard.forgetUser(route.uid)
 
     const declaredLength = Number(request.headers["content-length"] ?? 0)
     if (declaredLength > maxBodyBytes) return json(413, { error: `The body is over ${maxBodyBytes} bytes` }, { connection: "close" })

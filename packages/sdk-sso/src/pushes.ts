@@ -2,7 +2,7 @@ import { Either, ParseResult, Schema } from "effect"
 import { TokenRefused } from "./errors"
 import type { SsoGuardOptions } from "./Guard"
 import { authorizationOf, type NextFunction, type NodeRequestLike, type NodeResponseLike, sendJson, sendRefusal } from "./nodeHttp"
-import { createSsoGuard } from "./promiseGuard"
+import { createSsoGuard, type SsoPromiseGuard } from "./promiseGuard"
 
 /** The permission the SSO's push user holds on each application it pushes to. */
 export const USER_UPDATE_PERMISSION = "user_update_permission"
@@ -52,6 +52,11 @@ export interface PushReceiverOptions<Format extends PushFormat> extends Omit<Sso
   readonly onReauth: (uid: string) => void | Promise<void>
   /** A larger body is refused with 413. Default 1 MiB. */
   readonly maxBodyBytes?: number | undefined
+  /**
+   * The guard of this application's own API (`createSsoGuard`): pushes are checked with it, and a push about a user
+   * makes it forget that user's cached tokens at once. Without it the receiver makes a guard of its own.
+   */
+  readonly guard?: SsoPromiseGuard | undefined
   readonly fetch?: typeof fetch | undefined
   readonly now?: (() => number) | undefined
 }
@@ -147,12 +152,13 @@ const bodyOf = async (request: PushRequest, limit: number): Promise<unknown> => 
  * (or names another uid than the path) is 400 with a JSON `{error}`. Accepted pushes are answered 200.
  */
 export const createPushReceiver = <Format extends PushFormat>(options: PushReceiverOptions<Format>): PushReceiver => {
-  const { format, pathPrefix, onUpdate, onReauth, maxBodyBytes = 1024 * 1024, ...guardOptions } = options
-  const guard = createSsoGuard(guardOptions)
+  const { format, guard: appGuard, pathPrefix, onUpdate, onReauth, maxBodyBytes = 1024 * 1024, ...guardOptions } = options
+  const guard = appGuard ?? createSsoGuard(guardOptions)
   const matchRoute = routeMatcher(usersPathOf(format, pathPrefix))
 
   const answer = async (route: Route & { readonly uid: string }, request: PushRequest, response: NodeResponseLike) => {
     await guard.verify(authorizationOf(request), { permission: USER_UPDATE_PERMISSION })
+    guard.forgetUser(route.uid)
     if (route.kind === "reauth") {
       await bodyOf(request, maxBodyBytes).catch((error: unknown) => {
         if (error instanceof BodyTooLarge) throw error
@@ -199,6 +205,7 @@ export const createPushReceiver = <Format extends PushFormat>(options: PushRecei
         if (!handled) next()
       }, next)
     },
-    close: guard.close
+    // a guard it was given is its owner's to close
+    close: appGuard === undefined ? guard.close : () => Promise.resolve()
   }
 }

@@ -32,13 +32,18 @@ export class TokenCache<A> {
     return entry.value
   }
 
-  set(key: string, value: A, now: number): void {
+  /** Keeps `value` for the cache's lifetime, or for `ttlMillis` when that is shorter. */
+  set(key: string, value: A, now: number, ttlMillis = this.ttlMillis): void {
     this.entries.delete(key)
-    this.entries.set(key, { value, expiresAt: now + this.ttlMillis })
+    this.entries.set(key, { value, expiresAt: now + Math.min(ttlMillis, this.ttlMillis) })
     while (this.entries.size > this.maxEntries) {
       const oldest = this.entries.keys().next()
       if (oldest.done === true) break
       this.entries.delete(oldest.value)
     }
+  }
+
+  deleteWhere(test: (value: A) => boolean): void {
+    for (const [key, entry] of this.entries) if (test(entry.value)) this.entries.delete(key)
   }
 }

@@ -1,9 +1,16 @@
 import { Directory } from "@civicstack/core-sso"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { it as effectIt } from "@effect/vitest"
-import { type Duration, Effect, TestClock } from "effect"
+import { Duration, Effect, TestClock } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createSsoGuard, type GuardedRequest, makeSsoGuard, type SsoPromiseGuard, TokenRefused } from "../src"
+import {
+  createSsoGuard,
+  type CreateSsoGuardOptions,
+  type GuardedRequest,
+  makeSsoGuard,
+  type SsoPromiseGuard,
+  TokenRefused
+} from "../src"
 import { countingFetch, listen, type LocalServer } from "./support/httpServer"
 import { apiTokenFor, applicationAndUser, type ClientApplication, type RealSso, startRealSso } from "./support/realSso"
 
@@ -32,17 +39,58 @@ const guardWithClock = (options: { cacheTtl?: Duration.DurationInput; maxCachedT
 const freshToken = () => sso.run(apiTokenFor(application.name, ["signin", "editor"]))
 
 describe("guard.verify", () => {
-  it("answers with the token's user, and asks the SSO once within the cache's lifetime", async () => {
+  it("answers with the token's user, and asks the SSO once within the cache's lifetime, a minute by default", async () => {
     const { clock, counter, guard } = guardWithClock()
     const user = await guard.verify(`Bearer ${editorToken.token}`)
     expect(user).toMatchObject({ uid: editorToken.uid, permissions: ["editor", "signin"] })
-    clock.now += 4 * MINUTE
+    clock.now += MINUTE - 1
     expect(await guard.verify(`bearer ${editorToken.token}`)).toEqual(user)
     expect(counter.userRequests).toBe(1)
-    clock.now += 1 * MINUTE
+    clock.now += 1
     await guard.verify(`Bearer ${editorToken.token}`)
     expect(counter.userRequests).toBe(2)
     await guard.close()
+  })
+
+  it("never believes a token past its expiry, however long the cache", async () => {
+    const { clock, counter, guard } = guardWithClock({ cacheTtl: "5 minutes" })
+    const shortLived = await sso.run(Effect.flatMap(Directory, (directory) =>
+      directory.issueApiToken(editorToken.uid, application.name, { expiresIn: Duration.seconds(60) })))
+    await guard.verify(`Bearer ${shortLived.token}`)
+    clock.now += 58_000
+    await guard.verify(`Bearer ${shortLived.token}`)
+    expect(counter.userRequests).toBe(1)
+    // past the token's expiry by this guard's clock: the SSO is asked again (and, by its own clock, still accepts it)
+    clock.now += 2_000
+    await guard.verify(`Bearer ${shortLived.token}`)
+    expect(counter.userRequests).toBe(2)
+    await guard.close()
+  })
+
+  it("refuses a refused token again for 5 seconds without asking, then asks", async () => {
+    const { clock, counter, guard } = guardWithClock()
+    const unknown = `Bearer ${"1".repeat(32)}`
+    for (let attempt = 0; attempt < 50; attempt++) {
+      await expect(guard.verify(unknown)).rejects.toMatchObject({ reason: "InvalidToken" })
+    }
+    expect(counter.userRequests).toBe(1)
+    clock.now += 5000
+    await expect(guard.verify(unknown)).rejects.toMatchObject({ reason: "InvalidToken" })
+    expect(counter.userRequests).toBe(2)
+    await guard.close()
+  })
+
+  it("forgets a user's cached tokens when told, as a push about them does", async () => {
+    const { counter, guard } = guardWithClock()
+    await guard.verify(`Bearer ${editorToken.token}`)
+    guard.forgetUser(editorToken.uid)
+    await guard.verify(`Bearer ${editorToken.token}`)
+    expect(counter.userRequests).toBe(2)
+    await guard.close()
+  })
+
+  it("requires this application's clientId", () => {
+    expect(() => createSsoGuard({ baseUrl: sso.url } as CreateSsoGuardOptions)).toThrow(/clientId/)
   })
 
   it("asks the SSO once for a burst of requests with a new token, and each refused request gets its refusal", async () => {
@@ -105,7 +153,7 @@ describe("guard.verify", () => {
   })
 
   it("an SSO that cannot be reached neither accepts nor refuses: 503", async () => {
-    const guard = createSsoGuard({ baseUrl: "http://127.0.0.1:9" })
+    const guard = createSsoGuard({ baseUrl: "http://127.0.0.1:9", clientId: application.clientId })
     await expect(guard.verify(`Bearer ${editorToken.token}`)).rejects.toMatchObject({ reason: "SsoUnavailable", status: 503 })
     await guard.close()
   })
@@ -162,7 +210,7 @@ describe("the guard with Effect", () => {
   effectIt.effect("reads Effect's Clock, so TestClock moves its cache forward", () =>
     Effect.gen(function*() {
       const { counter, fetch } = countingFetch()
-      const guard = yield* makeSsoGuard({ baseUrl: sso.url, cacheTtl: "1 minute" }).pipe(
+      const guard = yield* makeSsoGuard({ baseUrl: sso.url, clientId: application.clientId, cacheTtl: "1 minute" }).pipe(
         Effect.provide(FetchHttpClient.layer),
         Effect.provideService(FetchHttpClient.Fetch, fetch)
       )

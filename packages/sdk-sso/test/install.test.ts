@@ -12,7 +12,7 @@ describe("the packed SDK, installed on its own", () => {
       const options = { baseUrl: "http://127.0.0.1:9", clientId: "c", clientSecret: "s" }
       const oauth = sdk.createSsoOAuthClient(options)
       const admin = sdk.createSsoAdminClient({ baseUrl: options.baseUrl, token: "t" })
-      const guard = sdk.createSsoGuard({ baseUrl: options.baseUrl })
+      const guard = sdk.createSsoGuard({ baseUrl: options.baseUrl, clientId: options.clientId })
       const receiver = sdk.createPushReceiver({ ...options, format: "seed", onUpdate() {}, onReauth() {} })
       const refusal = await guard.verify(undefined).catch((error) => error)
       const path = new URL(oauth.authorizationUrl({ redirectUri: "https://app.example/cb" }).url).pathname

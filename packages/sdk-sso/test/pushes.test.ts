@@ -5,8 +5,16 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createPushReceiver, type PushFormat, pushHandler, type PushReceiver, SsoGuard, USER_UPDATE_PERMISSION } from "../src"
-import { listen, type LocalServer } from "./support/httpServer"
+import {
+  createPushReceiver,
+  createSsoGuard,
+  type PushFormat,
+  pushHandler,
+  type PushReceiver,
+  SsoGuard,
+  USER_UPDATE_PERMISSION
+} from "../src"
+import { countingFetch, listen, type LocalServer } from "./support/httpServer"
 import { apiTokenFor, applicationAndUser, type RealSso, startRealSso } from "./support/realSso"
 
 let sso: RealSso
@@ -236,4 +244,37 @@ describe("pushes sent by the SSO itself", () => {
       }
     }, 30_000)
   }
+})
+
+describe("push receiver given the application's guard", () => {
+  it("checks pushes with it, and makes it forget the pushed user's cached tokens at once", async () => {
+    const { counter, fetch: countedFetch } = countingFetch()
+    const { application } = await sso.run(applicationAndUser({ homeUri: "http://127.0.0.1:9/app", pushFormat: "seed" }))
+    const guard = createSsoGuard({ baseUrl: sso.url, clientId: application.clientId, fetch: countedFetch })
+    const receiver = createPushReceiver({
+      baseUrl: sso.url,
+      clientId: application.clientId,
+      format: "seed",
+      guard,
+      onUpdate: () => {},
+      onReauth: () => {}
+    })
+    const server = await listen((request, response) => void receiver.handle(request, response))
+    try {
+      const editor = await sso.run(apiTokenFor(application.name, ["signin", "editor"]))
+      const pushToken = (await sso.run(apiTokenFor(application.name, ["signin", USER_UPDATE_PERMISSION]))).token
+      await guard.verify(`Bearer ${editor.token}`)
+      await guard.verify(`Bearer ${editor.token}`)
+      const before = counter.userRequests
+      const pushed = await send(`${server.url}/users/${editor.uid}/reauth`, "POST", pushToken, {})
+      expect(pushed.status).toBe(200)
+      await guard.verify(`Bearer ${editor.token}`)
+      // one question for the push token, one for the editor's token, forgotten by the push
+      expect(counter.userRequests).toBe(before + 2)
+    } finally {
+      await server.close()
+      await receiver.close()
+      await guard.close()
+    }
+  })
 })

@@ -1,3 +1,4 @@
+import { forwardedOverHttps } from "@civicstack/kit"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpBody from "@effect/platform/HttpBody"
@@ -27,14 +28,29 @@ import {
 } from "./fastAnswers"
 import type { FastFormAnswer, FastResponse } from "./fastAnswers"
 
-const createNodeServer = (tls: ServerConfig["tls"]): Http.Server =>
-  tls === undefined
-    ? Http.createServer({ IncomingMessage: LimitedIncomingMessage })
-    : Https.createServer({
-      IncomingMessage: LimitedIncomingMessage,
-      cert: Fs.readFileSync(tls.certFile),
-      key: Fs.readFileSync(tls.keyFile)
-    })
+const STRICT_TRANSPORT_SECURITY = "max-age=31536000; includeSubDomains"
+
+/**
+ * The node server, whose answers to requests that came over https (to it, or to a trusted proxy that says so) carry
+ * `Strict-Transport-Security`: set on the response when it is made, so that every answer has it, fast ones too.
+ */
+const createNodeServer = (config: ServerConfig): Http.Server => {
+  const overHttps = forwardedOverHttps(config.trustProxy)
+  const { tls } = config
+  class SecureTransportAnswer extends Http.ServerResponse<LimitedIncomingMessage> {
+    constructor(request: LimitedIncomingMessage) {
+      super(request)
+      const forwardedProto = request.headers["x-forwarded-proto"]
+      if (tls !== undefined || overHttps(typeof forwardedProto === "string" ? forwardedProto : undefined, request.socket.remoteAddress)) {
+        this.setHeader("strict-transport-security", STRICT_TRANSPORT_SECURITY)
+      }
+    }
+  }
+  const options = { IncomingMessage: LimitedIncomingMessage, ServerResponse: SecureTransportAnswer }
+  return tls === undefined
+    ? Http.createServer(options)
+    : Https.createServer({ ...options, cert: Fs.readFileSync(tls.certFile), key: Fs.readFileSync(tls.keyFile) })
+}
 
 /** Every JSON answer says its charset; the library's own say plain `application/json`. */
 const jsonWithCharset = HttpApp.appendPreResponseHandler((_request, response) =>
@@ -59,7 +75,7 @@ const fastAnswersLayer = (slots: ReadonlyArray<ServiceSlot>) =>
  * serving.
  */
 export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<ServiceSlot>) => {
-  const server = createNodeServer(config.tls)
+  const server = createNodeServer(config)
   const listening = NodeHttpServer.layer(() => server, { port: config.port, host: config.host })
 
   const serving = HttpApiBuilder.serve((app) =>

@@ -93,6 +93,7 @@ export const ssoServiceLayer = (config: ServerConfig) => {
   const settings = {
     ...config.sso,
     issuer: ssoIssuer(config),
+    secureCookies: config.tls !== undefined || ssoIssuer(config).startsWith("https:") || config.production,
     trustProxy: config.trustProxy,
     production: config.production,
     shutdownGracePeriod: Duration.seconds(config.shutdownGraceSeconds)

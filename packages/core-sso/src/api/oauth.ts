@@ -95,7 +95,7 @@ export const UserInfo = Schema.Struct({
   email: Schema.optional(Schema.String)
 })
 
-/** `GET /user.json`: the user, with the calling application's permissions only, sorted. */
+/** `GET /user.json`: the user, with the calling application's permissions only, sorted, and the token's time left. */
 export const ClientUser = Schema.Struct({
   user: Schema.Struct({
     uid: Schema.String,
@@ -105,7 +105,9 @@ export const ClientUser = Schema.Struct({
     organisation_slug: Schema.NullOr(Schema.String),
     organisation_content_id: Schema.NullOr(Schema.String),
     disabled: Schema.Boolean
-  })
+  }),
+  /** Seconds the token has left: a resource server's cached acceptance must not outlive it. */
+  expires_in: Schema.optional(Schema.Number)
 })
 export type ClientUser = typeof ClientUser.Type
 

@@ -1,5 +1,6 @@
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Duration, Effect } from "effect"
@@ -56,6 +57,11 @@ const answered = <A, R>(effect: Effect.Effect<A, StoreError | InvalidInput | Not
     })
   )
 
+/** Admin answers carry client secrets, tokens and people's details: no cache keeps them. */
+const notStored = HttpApp.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store"))
+)
+
 /** 401 answers carry `WWW-Authenticate`, which the declared error cannot. */
 const unauthorized = (description: string) =>
   HttpServerResponse.unsafeJson({ error: description }, {
@@ -74,6 +80,7 @@ export const adminHandlers = <ApiId extends string, E, R>(
       /** Runs `action` for an admin; anyone else gets 401 (no usable token) or 403. */
       const asAdmin = <A, Err, Req>(request: HttpServerRequest.HttpServerRequest, action: Effect.Effect<A, Err, Req>) =>
         Effect.gen(function*() {
+          yield* notStored
           const caller = yield* server.caller(header(request, "authorization"), SSO_APPLICATION).pipe(
             Effect.map((found) => ({ ok: true as const, ...found })),
             Effect.catchTag("InvalidToken", (error) => Effect.succeed({ ok: false as const, description: error.error_description })),

@@ -15,8 +15,14 @@ import { contentSecurityPolicy, renderPage } from "./pages/layout"
 import { ErrorPage, NoAccessPage, SignedInPage, SignedOutPage, SignInPage } from "./pages/pages"
 import { clientAddress, queryOf, readForm } from "./requests"
 
-const SESSION_COOKIE = "civicstack_sso_session"
-const CSRF_COOKIE = "civicstack_sso_csrf"
+/**
+ * The session's and the sign-in form's cookies. Secure ones take the `__Host-` prefix, which browsers accept only
+ * from https, without a domain and for the whole site, so that no other host or plain-http page can plant them.
+ */
+const cookieNames = (secure: boolean) => {
+  const prefix = secure ? "__Host-" : ""
+  return { SESSION_COOKIE: `${prefix}civicstack_sso_session`, CSRF_COOKIE: `${prefix}civicstack_sso_csrf` }
+}
 
 const sameToken = (a: string | undefined, b: string | undefined) =>
   a !== undefined && b !== undefined && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b))
@@ -40,7 +46,9 @@ export const browserHandlers = <ApiId extends string, E, R>(
       const addressOf = clientAddressOf(settings.trustProxy)
       const signIn = yield* SignIn
       const authorization = yield* Authorization
-      const cookieOptions = { httpOnly: true, sameSite: "lax", secure: settings.issuer.startsWith("https:"), path: "/" } as const
+      const secure = settings.secureCookies ?? (settings.issuer.startsWith("https:") || settings.production)
+      const cookieOptions = { httpOnly: true, sameSite: "lax", secure, path: "/" } as const
+      const { CSRF_COOKIE, SESSION_COOKIE } = cookieNames(secure)
 
       const html = (page: preact.JSX.Element, status = 200, formTargets: ReadonlyArray<string> = []) =>
         HttpServerResponse.text(renderPage(page), {

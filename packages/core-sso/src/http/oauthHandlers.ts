@@ -1,6 +1,7 @@
 import { clientAddressOf } from "@civicstack/kit"
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect } from "effect"
@@ -13,6 +14,14 @@ import { SsoParts } from "../services/SsoParts"
 import { clientAddress, formRequestOf, header } from "./requests"
 import { formAnswer, tokenEndpoint } from "./tokenEndpoint"
 import type { FormRequest, OAuthAnswer } from "./tokenEndpoint"
+
+/**
+ * Metadata and keys may be cached for a minute: a key rotated meanwhile signs before caches show it, and clients
+ * refetch the set when they meet an unknown key id, so the wait is short. A retired key stays published.
+ */
+const publicForAMinute = HttpApp.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "public, max-age=60"))
+)
 
 /** `WWW-Authenticate` of RFC 6750 section 3, its description made safe for a quoted string. */
 const invalidTokenResponse = (error: InvalidToken) =>
@@ -75,9 +84,9 @@ export const oauthHandlers = <ApiId extends string, E, R>(
             Effect.catchTag("InvalidToken", (error) => Effect.succeed(invalidTokenResponse(error))),
             Effect.orDie
           ))
-        .handle("metadata", () => Effect.succeed(server.metadata))
-        .handle("openidConfiguration", () => Effect.succeed(server.openidConfiguration))
-        .handle("jwks", () => Effect.orDie(server.jwks))
+        .handle("metadata", () => Effect.as(publicForAMinute, server.metadata))
+        .handle("openidConfiguration", () => Effect.as(publicForAMinute, server.openidConfiguration))
+        .handle("jwks", () => Effect.zipRight(publicForAMinute, Effect.orDie(server.jwks)))
         .handle("userInfo", ({ request }) =>
           server.userInfo(header(request, "authorization")).pipe(
             Effect.map((claims) => HttpServerResponse.unsafeJson(claims, { headers: { "cache-control": "no-store" } })),

@@ -87,6 +87,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
   readonly userByEmail: (email: string) => Effect.Effect<UserDetails, StoreError | NotFound>
   readonly users: Effect.Effect<ReadonlyArray<UserDetails>, StoreError>
   readonly updateUser: (uid: string, changes: UserChanges) => Effect.Effect<UserDetails, Failure>
+  /** Sets a new password, ends the user's sessions and revokes the tokens they got by signing in. */
   readonly setPassword: (uid: string, password: string) => Effect.Effect<void, Failure>
   /** Replaces the user's permissions on the named application. */
   readonly setPermissions: (
@@ -279,8 +280,16 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
           Effect.gen(function*() {
             yield* check("password", passwordProblem(password))
             yield* existing(uid)
-            yield* store.setPasswordHash(uid, yield* passwords.hash(password))
-            yield* record("password_changed", uid, null)
+            const passwordHash = yield* passwords.hash(password)
+            const at = yield* now
+            yield* store.atomically(Effect.gen(function*() {
+              yield* store.setPasswordHash(uid, passwordHash)
+              // whoever knew the old password is signed out everywhere
+              const revoked = yield* store.revokeTokens({ chainsOf: uid }, at)
+              yield* store.deleteSessionsOf(uid)
+              yield* record("password_changed", uid, null, { revoked_tokens: revoked })
+              yield* push(uid, ["reauth"])
+            }))
           }),
         setPermissions: (uid, applicationName, permissions) =>
           Effect.gen(function*() {

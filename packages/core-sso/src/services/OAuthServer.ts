@@ -100,6 +100,9 @@ export class OAuthServer extends Context.Tag("@civicstack/core-sso/OAuthServer")
       const limits = settings.clientAuthentication
       const throttle = makeThrottle(store, limits.window)
       const accessTokenSeconds = Math.round(Duration.toSeconds(settings.accessTokenLifetime))
+      /** A refresh token chain lives a fixed time from the sign-in that began it. */
+      const refreshChainLive = (authTime: Date, at: Date) =>
+        at.getTime() < authTime.getTime() + Duration.toMillis(settings.refreshTokenLifetime)
 
       const authenticateClient = (
         form: { readonly client_id?: string | undefined; readonly client_secret?: string | undefined },
@@ -281,6 +284,11 @@ export class OAuthServer extends Context.Tag("@civicstack/core-sso/OAuthServer")
           }
           const { exchanged, holder: { permissions, refreshToken: token, user } } = found.value
           if (token.revokedAt !== null) return yield* refused("invalid_grant", "The refresh token has been revoked")
+          if (!refreshChainLive(token.authTime, at)) {
+            // the exchange may have stored successors: the chain ends with them
+            yield* store.revokeTokens({ chainId: token.chainId }, at)
+            return yield* refused("invalid_grant", "The refresh token has expired; sign in again")
+          }
           // The store leaves a token refused here unused, so that it stays usable should the user be allowed back.
           const problem = accessProblem(user, application, permissions)
           if (problem !== undefined) return yield* refused("invalid_grant", problem)
@@ -312,7 +320,8 @@ export class OAuthServer extends Context.Tag("@civicstack/core-sso/OAuthServer")
           }
           const refreshToken = yield* store.refreshTokenByHash(tokenHash)
           return Option.isSome(refreshToken) && refreshToken.value.applicationId === application.id &&
-              refreshToken.value.revokedAt === null && refreshToken.value.usedAt === null
+              refreshToken.value.revokedAt === null && refreshToken.value.usedAt === null &&
+              refreshChainLive(refreshToken.value.authTime, at)
             ? Option.some<LiveToken>({ kind: "refresh", token: refreshToken.value })
             : Option.none()
         })
@@ -363,7 +372,8 @@ export class OAuthServer extends Context.Tag("@civicstack/core-sso/OAuthServer")
             organisation_slug: user.organisationSlug,
             organisation_content_id: user.organisationContentId,
             disabled: false
-          }
+          },
+          expires_in: Math.floor((holder.accessToken.expiresAt.getTime() - nowMillis) / 1000)
         } satisfies ClientUser)
       }
 

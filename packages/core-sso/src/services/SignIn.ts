@@ -42,7 +42,10 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
     readonly password: string
     readonly address: string
   }) => Effect.Effect<StartedSession, SignInRefused | SignInThrottled | StoreError>
-  /** The signed-in session of a session id, seen now; none once idle for longer than the idle timeout. */
+  /**
+   * The signed-in session of a session id, seen now; none once idle for longer than the idle timeout, or older than
+   * the session's greatest age.
+   */
   readonly current: (sessionId: string) => Effect.Effect<Option.Option<CurrentSession>, StoreError>
   readonly signOut: (sessionId: string) => Effect.Effect<Option.Option<User>, StoreError>
 }>() {
@@ -64,6 +67,10 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
           const idleSince = new Date(at.getTime() - Duration.toMillis(settings.sessionIdleTimeout))
           const session = yield* store.touchSession(hashSecret(sessionId), idleSince, at)
           if (Option.isNone(session)) return Option.none()
+          if (session.value.authTime.getTime() <= at.getTime() - Duration.toMillis(settings.sessionMaxAge)) {
+            yield* store.deleteSession(session.value.idHash)
+            return Option.none()
+          }
           const user = yield* store.userByUid(session.value.userUid)
           if (Option.isNone(user) || user.value.suspendedAt !== null) return Option.none()
           return Option.some({ session: session.value, user: user.value })

@@ -83,6 +83,8 @@ export type TokenSelection =
   | { readonly grantCodeHash: string }
   | { readonly chainId: string }
   | { readonly userUid: string }
+  /** A user's tokens that came from signing in (codes and refreshes), not the API tokens issued in advance. */
+  | { readonly chainsOf: string }
   | { readonly accessTokenId: string }
 
 /**

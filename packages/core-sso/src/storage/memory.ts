@@ -78,6 +78,8 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
       ? token.chainId === selection.chainId
       : "userUid" in selection
       ? token.userUid === selection.userUid
+      : "chainsOf" in selection
+      ? token.userUid === selection.chainsOf && token.chainId !== null
       : token.id === selection.accessTokenId
 
   const revokeIn = <A extends AccessToken | RefreshToken>(tokens: Map<string, A>, test: (token: A) => boolean, now: Date) => {

@@ -38,6 +38,7 @@ describe("the admin API", () => {
     }
     const editor = await admin("GET", "/admin/users", undefined, EDITOR_TOKEN)
     expect(editor.status).toBe(403)
+    expect(editor.headers.get("cache-control")).toBe("no-store")
     expect(await json(editor)).toEqual({ error: "This token's user is not an administrator of the sign-on" })
     const before = await userCount()
     const refused = await admin("POST", "/admin/users", { email: "x@example.com", name: "X" }, EDITOR_TOKEN)
@@ -54,6 +55,7 @@ describe("the admin API", () => {
       push_format: "gds-sso"
     })
     expect(created.status).toBe(201)
+    expect(created.headers.get("cache-control")).toBe("no-store")
     const { application } = await json(created)
     expect(application.client_id).toMatch(/^[0-9a-f]{32}$/)
     expect(application.client_secret).toMatch(/^[0-9a-f]{32}$/)

@@ -21,6 +21,29 @@ afterAll(() => server?.close())
 
 const { authorizePath, codeFor, signInThroughPages, token } = publisherFlow(() => server.url)
 
+describe("session cookies", () => {
+  it("are Secure, with the __Host- prefix, once the issuer is https", async () => {
+    const secureHost = await startSsoHost({ bootstrap: publisherBootstrap, settings: { issuer: "https://signon.example" } })
+    try {
+      const page = await fetch(`${secureHost.url}/users/sign_in`)
+      const cookie = page.headers.getSetCookie().find((line) => line.includes("civicstack_sso_csrf"))
+      expect(cookie).toMatch(/^__Host-civicstack_sso_csrf=[0-9a-f]{32}; /)
+      expect(cookie).toMatch(/; Secure/)
+      expect(cookie).toMatch(/; Path=\//)
+      expect(cookie).not.toMatch(/Domain=/i)
+    } finally {
+      await secureHost.close()
+    }
+  })
+
+  it("are plain on an http issuer, where browsers would refuse secure ones", async () => {
+    const page = await fetch(`${server.url}/users/sign_in`)
+    const cookie = page.headers.getSetCookie().find((line) => line.includes("civicstack_sso_csrf"))
+    expect(cookie).toMatch(/^civicstack_sso_csrf=/)
+    expect(cookie).not.toMatch(/Secure/)
+  })
+})
+
 describe("the authorization code flow over HTTP", () => {
   it("signs in through the pages, exchanges the code with PKCE and reads the user", async () => {
     const code = await codeFor("ada@example.com")
@@ -125,9 +148,14 @@ describe("the authorization code flow over HTTP", () => {
     }
   })
 
-  it("publishes its metadata", async () => {
+  it("publishes its metadata and keys, which caches may keep for a minute", async () => {
     const response = await fetch(`${server.url}/.well-known/oauth-authorization-server`)
     expect(response.status).toBe(200)
+    expect(response.headers.get("cache-control")).toBe("public, max-age=60")
+    for (const path of ["/.well-known/openid-configuration", "/.well-known/jwks.json"]) {
+      const other = await fetch(`${server.url}${path}`)
+      expect([path, other.status, other.headers.get("cache-control")]).toEqual([path, 200, "public, max-age=60"])
+    }
     expect(await response.json()).toMatchObject({
       issuer: "http://localhost:3000",
       token_endpoint: "http://localhost:3000/oauth/token",

@@ -133,6 +133,40 @@ describe("OAuthServer", () => {
       expect(yield* errorOf(refresh(third.refresh_token))).toMatchObject({ error: "invalid_grant" })
     }).pipe(Effect.provide(sso())))
 
+  it.effect("a refresh token chain ends 90 days after the sign-in that began it, however often it is refreshed", () =>
+    Effect.gen(function*() {
+      const { clientId, clientSecret } = yield* publisherAndAda
+      const server = yield* OAuthServer
+      const refresh = (token: string) =>
+        server.exchange({ grant_type: "refresh_token", refresh_token: token }, origin(basic(clientId, clientSecret)))
+      let tokens = yield* exchangeCode(clientId, clientSecret, yield* codeFor(clientId))
+      for (let month = 0; month < 2; month++) {
+        yield* TestClock.adjust("30 days")
+        tokens = yield* refresh(tokens.refresh_token)
+      }
+      yield* TestClock.adjust("30 days")
+      const introspected = yield* server.introspect({ token: tokens.refresh_token }, origin(basic(clientId, clientSecret)))
+      expect(introspected).toEqual({ active: false })
+      expect(yield* errorOf(refresh(tokens.refresh_token))).toMatchObject({
+        error: "invalid_grant",
+        error_description: "The refresh token has expired; sign in again"
+      })
+    }).pipe(Effect.provide(sso())))
+
+  it.effect("a password change revokes the tokens got by signing in, and leaves API tokens alone", () =>
+    Effect.gen(function*() {
+      const { ada, clientId, clientSecret } = yield* publisherAndAda
+      const server = yield* OAuthServer
+      const directory = yield* Directory
+      const signedIn = yield* exchangeCode(clientId, clientSecret, yield* codeFor(clientId))
+      const apiToken = yield* directory.issueApiToken(ada.uid, "Publisher")
+      yield* directory.setPassword(ada.uid, "a brand new password for Ada")
+      expect(yield* errorOf(userWith(signedIn.access_token))).toMatchObject({ _tag: "InvalidToken" })
+      const refreshed = server.exchange({ grant_type: "refresh_token", refresh_token: signedIn.refresh_token }, origin(basic(clientId, clientSecret)))
+      expect(yield* errorOf(refreshed)).toMatchObject({ error: "invalid_grant" })
+      expect((yield* userWith(apiToken.token)).user.email).toBe("ada@example.com")
+    }).pipe(Effect.provide(sso())))
+
   it.effect("a refresh refused for a lost signin permission leaves the token usable once it is given back", () =>
     Effect.gen(function*() {
       const { ada, clientId, clientSecret } = yield* publisherAndAda

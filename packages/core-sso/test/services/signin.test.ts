@@ -95,6 +95,23 @@ describe("SignIn", () => {
       expect(yield* signIn.current(again.sessionId)).toEqual(Option.none())
     }).pipe(Effect.provide(sso())))
 
+  it.effect("a session ends 20 hours after its sign-in however active it is, and at a password change", () =>
+    Effect.gen(function*() {
+      const { ada } = yield* publisherAndAda
+      const signIn = yield* SignIn
+      const started = yield* signIn.signIn({ email: "ada@example.com", password: PASSWORD, address: "192.0.2.1" })
+      // 41 times 29 minutes is 19 hours 49 minutes, each visit within the idle timeout
+      for (let step = 0; step < 41; step++) {
+        yield* TestClock.adjust("29 minutes")
+        expect(Option.isSome(yield* signIn.current(started.sessionId))).toBe(true)
+      }
+      yield* TestClock.adjust("29 minutes")
+      expect(yield* signIn.current(started.sessionId)).toEqual(Option.none())
+      const again = yield* signIn.signIn({ email: "ada@example.com", password: PASSWORD, address: "192.0.2.1" })
+      yield* (yield* Directory).setPassword(ada.uid, "another long enough password")
+      expect(yield* signIn.current(again.sessionId)).toEqual(Option.none())
+    }).pipe(Effect.provide(sso())))
+
   it.effect("suspension ends the user's sessions", () =>
     Effect.gen(function*() {
       const { ada } = yield* publisherAndAda

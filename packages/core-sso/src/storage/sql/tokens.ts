@@ -150,6 +150,8 @@ export const tokenMethods = ({ firstRow, memory, rows, sql, storeError }: SsoSql
       ? sql`chain_id = ${selection.chainId}`
       : "userUid" in selection
       ? sql`user_uid = ${selection.userUid}`
+      : "chainsOf" in selection
+      ? sql`user_uid = ${selection.chainsOf} AND chain_id IS NOT NULL`
       : sql`id = ${selection.accessTokenId}`
 
   const readTokenHolder = (hash: string) =>
