@@ -1,4 +1,4 @@
-import { Duration, Either, Redacted } from "effect"
+import { Duration, Either, Option, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
 import { parseServerConfig } from "../src/config"
 
@@ -55,6 +55,28 @@ describe("server configuration", () => {
     const result = parseServerConfig({ DATABASE_URL: "postgres://db/civicstack", DATABASE_POOL_SIZE: "0" })
     expect(Either.isLeft(result) ? result.left.problems : []).toEqual([
       "DATABASE_POOL_SIZE must be a whole number from 1 to 1000 (got \"0\")"
+    ])
+  })
+
+  it("in production requires the single sign-on's https issuer and encryption key, and never shows the key", () => {
+    const missing = parseServerConfig({ NODE_ENV: "production", ALERTS_AUTH_TOKEN_SECRET: "x".repeat(32) })
+    expect(Either.isLeft(missing) ? missing.left.problems : []).toEqual([
+      "SSO_ISSUER must be the single sign-on's https:// URL when NODE_ENV=production (the issuer of its tokens)",
+      "SSO_ENCRYPTION_KEY must be set when NODE_ENV=production (the key its signing keys and push tokens are sealed under)"
+    ])
+    const key = Buffer.alloc(32, 7).toString("base64")
+    const config = Either.getOrThrow(parseServerConfig({
+      NODE_ENV: "production",
+      ALERTS_AUTH_TOKEN_SECRET: "x".repeat(32),
+      SSO_ISSUER: "https://signon.example/",
+      SSO_ENCRYPTION_KEY: `${key}, ${Buffer.alloc(32, 9).toString("base64")}`
+    }))
+    expect(config.sso.issuer).toEqual(Option.some("https://signon.example"))
+    expect(Option.getOrThrow(config.sso.encryptionKeys)).toHaveLength(2)
+    const short = parseServerConfig({ SSO_ENCRYPTION_KEY: "c2hvcnQ=", SSO_ISSUER: "ftp://signon.example" })
+    expect(Either.isLeft(short) ? short.left.problems : []).toEqual([
+      "SSO_ISSUER must be an absolute http(s) URL (got \"ftp://signon.example\")",
+      "SSO_ENCRYPTION_KEY must be one or more comma-separated base64 keys of 32 bytes (openssl rand -base64 32)"
     ])
   })
 

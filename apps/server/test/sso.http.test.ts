@@ -207,3 +207,25 @@ describe("POST /token answered before the HTTP stack", () => {
     expect(get.status).toBe(405)
   })
 })
+
+describe("secrets at rest", () => {
+  it("seals the signing key under a key made once and kept in DATA_DIR: the database holds no private key", async () => {
+    const tokens = await (await token({
+      grant_type: "authorization_code",
+      code: await codeFor("ada@example.com", { scope: "openid" }),
+      redirect_uri: REDIRECT_URI,
+      code_verifier: VERIFIER,
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET
+    })).json() as { id_token?: string }
+    expect(tokens.id_token).toBeDefined()
+    const rows = await Effect.runPromise(server.sql<{ private_jwk: Record<string, unknown> }>`SELECT private_jwk FROM sso.signing_keys`)
+    expect(rows.length).toBeGreaterThan(0)
+    for (const { private_jwk } of rows) {
+      expect(Object.keys(private_jwk)).toEqual(["sealed"])
+      expect(String(private_jwk["sealed"])).toMatch(/^sealed\.v1\./)
+    }
+    const keyFile = await Fs.stat(Path.join(server.dataDir, "sso-encryption-key"))
+    expect(keyFile.mode & 0o777).toBe(0o600)
+  })
+})

@@ -42,7 +42,9 @@ beforeAll(async () => {
     }],
     users: [
       { email: "root@example.com", name: "Root", admin: true, api_user: true },
-      { email: "ada@example.com", name: "Ada", password: "a long enough password", permissions: { Publisher: ["signin"] } }
+      // an API user: Publisher's pushes about her are what is watched
+      { email: "ada@example.com", name: "Ada", api_user: true, permissions: { Publisher: ["signin"] } },
+      { email: "grace@example.com", name: "Grace", password: "a long enough password", permissions: { Publisher: ["signin"] } }
     ],
     api_tokens: [
       { user: "root@example.com", application: "sso", token: ADMIN_TOKEN },
@@ -123,7 +125,7 @@ const tokenRequestFrom = (server: ServerProcess, fields: Record<string, string>,
 const signInAnswer = async (server: ServerProcess, password: string, forwardedFor: string) => {
   const browser = makeBrowser(server.url, { "x-forwarded-for": forwardedFor })
   const page = await (await browser.get("/users/sign_in")).text()
-  const answer = await browser.postForm("/users/sign_in", { authenticity_token: formToken(page), email: "ada@example.com", password })
+  const answer = await browser.postForm("/users/sign_in", { authenticity_token: formToken(page), email: "grace@example.com", password })
   const html = await answer.text()
   return { status: answer.status, problem: /<div class="problem"[\s\S]*?<\/div>/.exec(html)?.[0] }
 }
@@ -169,11 +171,12 @@ describe("the single sign-on against strangers, behind one trusted proxy", () =>
     expect(right).toEqual(wrong)
     expect(right.status).toBe(401)
     const { users } = await (await admin(server, "GET", "/admin/users")).json() as {
-      users: Array<{ email: string; locked_until: string | null }>
+      users: Array<{ uid: string; email: string; locked_until: string | null }>
     }
-    const lockedUntil = users.find((user) => user.email === "ada@example.com")!.locked_until!
+    const grace = users.find((user) => user.email === "grace@example.com") as { uid: string; locked_until: string }
+    const lockedUntil = grace.locked_until
     expect(Date.parse(lockedUntil) - Date.now()).toBeLessThanOrEqual(3600_000)
-    expect((await admin(server, "POST", `/admin/users/${await adaUid(server)}/unlock`)).status).toBe(200)
+    expect((await admin(server, "POST", `/admin/users/${grace.uid}/unlock`)).status).toBe(200)
   })
 
   it("5 wrong passwords for one account from one address make that address wait, not the account's owner", async () => {

@@ -12,10 +12,18 @@ import { SignIn } from "./services/SignIn"
 import { SsoParts } from "./services/SsoParts"
 import type { SsoSettings } from "./settings"
 import { defaultSsoSettings } from "./settings"
+import { makeSealer } from "./domain/sealing"
+import { resealStored, sealedStore } from "./storage/sealed"
 import { SsoStore } from "./storage/SsoStore"
 import { layerMemory as storeMemory } from "./storage/memory"
 import { layerSql as storeSql } from "./storage/sql"
 import { runPushWorker } from "./workers/pushSender"
+
+/**
+ * Seals again, under the first encryption key, the stored secrets in the clear or under an older key. Run it at start
+ * after `migrate`; the reference server does, before applying its bootstrap.
+ */
+export const resealSecrets = Effect.flatMap(SsoParts, (parts) => parts.resealSecrets)
 
 /** The services of one SSO. */
 export type SsoServices = OAuthServer | Authorization | SignIn | Directory
@@ -24,10 +32,13 @@ const partsLayer = (settings: SsoSettings) =>
   Layer.effect(
     SsoParts,
     Effect.gen(function*() {
-      const store = yield* SsoStore
+      const stored = yield* SsoStore
+      const sealer = makeSealer(settings.encryptionKeys ?? [])
+      const store = sealedStore(stored, sealer)
       return {
         settings,
         store,
+        resealSecrets: resealStored(stored, sealer),
         idTokens: makeIdTokens(store),
         passwords: yield* Passwords,
         jobs: yield* JobQueue,

@@ -46,6 +46,11 @@ export interface SsoSettings {
    * https or in production; a host serving TLS itself says so.
    */
   readonly secureCookies?: boolean
+  /**
+   * 32-byte AES-256-GCM keys for the secrets the SSO keeps readable (the signing keys' private parts, the push
+   * tokens): the first seals, all open. Without any they are stored in the clear.
+   */
+  readonly encryptionKeys?: ReadonlyArray<Uint8Array>
   /** Let pushes reach loopback and private addresses (tests, intranets). */
   readonly allowPrivateAddresses: boolean
   /** Each push may take this long to connect, and this long again for the answer. */

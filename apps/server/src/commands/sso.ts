@@ -30,6 +30,7 @@ const run = <A>(effect: Effect.Effect<A, unknown, Sso.SsoServices>) =>
           Effect.zipRight(Effect.sync(() => { process.exitCode = 2 }))
         )
     ),
+    Effect.provideService(Sso.Actor, { kind: "cli" }),
     Effect.provide(ssoOnServerDatabase),
     // outermost, so that opening the database logs to stderr too
     Effect.provide(quietLogsOnStderr)

@@ -2,11 +2,10 @@ import * as Alerts from "@civicstack/core-alerts"
 import { ALERTS_APPLICATION, AlertsAccess, AlertsGroup, AlertsHealthGroup } from "@civicstack/core-alerts/api"
 import * as HttpApi from "@effect/platform/HttpApi"
 import { Config, Duration, Effect, Layer, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
-import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import type { ServerConfig } from "../config"
 import { ReadinessSections } from "../http/readiness"
+import { keptSecret } from "./keptSecret"
 import type { ServiceSettings, ServiceSlot, SharedServices } from "./slot"
 
 /**
@@ -33,42 +32,18 @@ export const alertsSettings: ServiceSettings<"alerts", {
 /** The email alert endpoints as this server serves them, under the server's API identifier. */
 const api = HttpApi.make("civicstack").add(AlertsGroup).add(AlertsHealthGroup)
 
-const SECRET_FILE = "alerts-auth-token-secret"
-
 /** Subscriber ids per fan-out statement on the embedded database (10,000 on PostgreSQL). */
 const PGLITE_FAN_OUT_CHUNK_SIZE = 1_000
-
-/**
- * The key of auth-token links outside production when ALERTS_AUTH_TOKEN_SECRET is unset: made at first start and
- * kept in DATA_DIR, so links sent before a restart keep working. Copies that share a database but not a data
- * directory need the variable.
- */
-const keptSecret = (dataDir: string) =>
-  Effect.promise(async () => {
-    const file = Path.resolve(dataDir, SECRET_FILE)
-    const read = () => Fs.readFile(file, "utf8").then((text) => text.trim(), () => "")
-    const kept = await read()
-    if (kept.length >= 32) return { secret: kept, made: false }
-    await Fs.mkdir(dataDir, { recursive: true })
-    const made = randomBytes(32).toString("base64url")
-    // `wx`: when another process made it first, its secret is the one kept
-    const written = await Fs.writeFile(file, `${made}\n`, { mode: 0o600, flag: "wx" }).then(() => true, () => false)
-    return written ? { secret: made, made: true } : { secret: await read(), made: false }
-  }).pipe(
-    Effect.tap(({ made }) =>
-      made
-        ? Effect.logInfo("Email alerts: auth-token links are signed with a secret made now and kept in the data directory").pipe(
-          Effect.annotateLogs({ file: Path.resolve(dataDir, SECRET_FILE) })
-        )
-        : Effect.void
-    ),
-    Effect.map(({ secret }) => secret)
-  )
 
 /** The email alert service over this copy's database: one layer, shared by its routes, workers and readiness. */
 export const alertsServiceLayer = (config: ServerConfig) =>
   Layer.unwrapEffect(Effect.gen(function*() {
-    const authTokenSecret = config.alerts.authTokenSecret ?? Redacted.make(yield* keptSecret(config.dataDir))
+    const authTokenSecret = config.alerts.authTokenSecret ?? Redacted.make(yield* keptSecret(
+      config.dataDir,
+      "alerts-auth-token-secret",
+      "base64url",
+      "Email alerts: auth-token links are signed with a secret made now and kept in the data directory"
+    ))
     return Alerts.layerSql({
       ...config.alerts,
       authTokenSecret,

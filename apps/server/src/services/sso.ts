@@ -14,6 +14,7 @@ import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import type { ServerConfig } from "../config"
 import { FastAnswers } from "../http/fastAnswers"
+import { keptSecret } from "./keptSecret"
 import { ReadinessSections } from "../http/readiness"
 import type { ServiceSettings, ServiceSlot, SlotContext } from "./slot"
 
@@ -21,11 +22,15 @@ import type { ServiceSettings, ServiceSlot, SlotContext } from "./slot"
 export const ssoSettings: ServiceSettings<"sso", { readonly sso: Config.Config.Success<typeof Sso.ssoConfig> }> = {
   name: "sso",
   config: () => Config.all({ sso: Sso.ssoConfig }),
-  secretVariables: [],
-  productionProblems: ({ sso }) =>
-    Option.exists(sso.issuer, (issuer) => issuer.startsWith("https:"))
+  secretVariables: ["SSO_ENCRYPTION_KEY"],
+  productionProblems: ({ sso }) => [
+    ...Option.exists(sso.issuer, (issuer) => issuer.startsWith("https:"))
       ? []
-      : ["SSO_ISSUER must be the single sign-on's https:// URL when NODE_ENV=production (the issuer of its tokens)"]
+      : ["SSO_ISSUER must be the single sign-on's https:// URL when NODE_ENV=production (the issuer of its tokens)"],
+    ...Option.isSome(sso.encryptionKeys)
+      ? []
+      : ["SSO_ENCRYPTION_KEY must be set when NODE_ENV=production (the key its signing keys and push tokens are sealed under)"]
+  ]
 }
 
 /** The SSO's endpoints as this server serves them, under the server's API identifier. */
@@ -98,14 +103,25 @@ export const ssoServiceLayer = (config: ServerConfig) => {
     production: config.production,
     shutdownGracePeriod: Duration.seconds(config.shutdownGraceSeconds)
   }
-  return Layer.unwrapEffect(
-    Effect.map(DatabaseNotifications, ({ listen }) => Sso.layerSql({ ...settings, listen }))
-  )
+  return Layer.unwrapEffect(Effect.gen(function*() {
+    const { listen } = yield* DatabaseNotifications
+    const encryptionKeys = Option.isSome(config.sso.encryptionKeys)
+      ? config.sso.encryptionKeys.value
+      : [new Uint8Array(Buffer.from(yield* keptSecret(
+        config.dataDir,
+        "sso-encryption-key",
+        "base64",
+        "Single sign-on: its signing keys and push tokens are sealed under a key made now and kept in the data directory; set SSO_ENCRYPTION_KEY to keep it elsewhere"
+      ), "base64"))]
+    return Sso.layerSql({ ...settings, encryptionKeys, listen })
+  }))
 }
 
 /** The single sign-on of this copy, over the service layer of `ssoServiceLayer`. */
 export const ssoSlot = (config: ServerConfig, service: ReturnType<typeof ssoServiceLayer>): ServiceSlot => {
   const prepare = Effect.gen(function*() {
+    const resealed = yield* Sso.resealSecrets
+    if (resealed > 0) yield* Effect.logInfo("Single sign-on: stored secrets sealed under the current encryption key").pipe(Effect.annotateLogs({ resealed }))
     if (Option.isSome(config.bootstrapFile)) {
       const document = yield* readBootstrap(config.bootstrapFile.value)
       const secrets = yield* Sso.applyBootstrap(document)

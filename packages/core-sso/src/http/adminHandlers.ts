@@ -11,6 +11,7 @@ import type { InvalidInput, NotFound } from "../domain/errors"
 import { ADMIN, SSO_APPLICATION } from "../domain/permissions"
 import type { Application, SsoEvent } from "../domain/records"
 import type { UserDetails } from "../services/Directory"
+import { Actor } from "../services/Actor"
 import { Directory } from "../services/Directory"
 import { OAuthServer } from "../services/OAuthServer"
 import type { AlreadyTaken, StoreError } from "../storage/SsoStore"
@@ -90,7 +91,7 @@ export const adminHandlers = <ApiId extends string, E, R>(
           if (!caller.permissions.includes(ADMIN)) {
             return yield* new AdminForbidden({ error: "This token's user is not an administrator of the sign-on" })
           }
-          return yield* action
+          return yield* Effect.provideService(action, Actor, { kind: "administrator", uid: caller.user.uid, email: caller.user.email })
         })
 
       const details = (effect: Effect.Effect<UserDetails, StoreError | InvalidInput | NotFound | AlreadyTaken>) =>

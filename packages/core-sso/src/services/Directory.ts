@@ -12,6 +12,7 @@ import type { PushKind } from "../domain/pushes"
 import type { AlreadyTaken, UserChanges } from "../storage/SsoStore"
 import { StoreError } from "../storage/SsoStore"
 import { enqueuePushes } from "./pushQueue"
+import { Actor, actorDetail } from "./Actor"
 import { passwordProblem } from "./Passwords"
 import { SsoParts } from "./SsoParts"
 
@@ -122,7 +123,10 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
         )
 
       const record = (kind: string, userUid: string | null, applicationId: string | null, detail: Record<string, unknown> = {}) =>
-        Effect.flatMap(now, (at) => store.appendEvent({ at, kind, userUid, applicationId, detail }))
+        Effect.gen(function*() {
+          const actor = actorDetail(yield* Actor)
+          yield* store.appendEvent({ at: yield* now, kind, userUid, applicationId, detail: { ...detail, actor } })
+        })
 
       const applicationNamed = (name: string) =>
         Effect.flatMap(store.applicationByName(name), Option.match({
@@ -336,7 +340,9 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
             const lifetime = options.expiresIn ?? settings.apiTokenLifetime
             yield* check("expires_in", Duration.toSeconds(lifetime) >= 60 ? undefined : "must be at least 60 seconds")
             yield* check("token", options.token === undefined || isSecretShaped(options.token) ? undefined : "must be 32 lowercase hex characters")
-            yield* existing(uid)
+            const holder = yield* existing(uid)
+            // a person signs in (with their second factor); a token made in advance would bypass that
+            yield* check("user", holder.isApiUser ? undefined : "must be an API user: API tokens are issued only to API users")
             const application = yield* applicationNamed(applicationName)
             const at = yield* now
             const token = options.token ?? newSecret()

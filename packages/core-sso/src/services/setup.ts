@@ -2,6 +2,7 @@ import { Duration, Effect, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { ADMIN, normalisePermissions, SIGNIN, SSO_APPLICATION } from "../domain/permissions"
 import { hashSecret } from "../domain/secrets"
+import { Actor } from "./Actor"
 import { Directory } from "./Directory"
 import type { UserDetails } from "./Directory"
 import { SsoParts } from "./SsoParts"
@@ -85,12 +86,13 @@ export const firstStart = Effect.gen(function*() {
       yield* directory.createApplication({ name, homeUri: settings.issuer, redirectUris: [] })
     }
     const password = newPassword()
-    const admin = yield* directory.createUser({ email: "admin@civicstack.local", name: "Administrator", password, admin: true })
-    const adminToken = yield* directory.issueApiToken(admin.user.uid, SSO_APPLICATION)
-    const apiUser = yield* directory.createUser({ email: "api@civicstack.local", name: "Services", apiUser: true })
+    yield* directory.createUser({ email: "admin@civicstack.local", name: "Administrator", password, admin: true })
+    // the admin API's token belongs to the API user: API tokens are for API users only
+    const apiUser = yield* directory.createUser({ email: "api@civicstack.local", name: "Services", apiUser: true, admin: true })
+    const adminToken = yield* directory.issueApiToken(apiUser.user.uid, SSO_APPLICATION)
     const secrets: Array<NewSecret> = [
       { what: "password of admin@civicstack.local", value: password },
-      { what: "admin API token of admin@civicstack.local", value: adminToken.token }
+      { what: "admin API token of api@civicstack.local", value: adminToken.token }
     ]
     for (const name of SERVICE_APPLICATIONS) {
       yield* directory.setPermissions(apiUser.user.uid, name, [SIGNIN])
@@ -99,7 +101,7 @@ export const firstStart = Effect.gen(function*() {
     }
     return Option.some<ReadonlyArray<NewSecret>>(secrets)
   }))
-})
+}).pipe(Effect.provideService(Actor, { kind: "bootstrap" }))
 
 const samePermissions = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<string>) =>
   JSON.stringify(normalisePermissions(a ?? [])) === JSON.stringify(normalisePermissions(b))
@@ -198,4 +200,4 @@ export const applyBootstrap = (document: BootstrapDocument) =>
       }
       return secrets as ReadonlyArray<NewSecret>
     }))
-  })
+  }).pipe(Effect.provideService(Actor, { kind: "bootstrap" }))

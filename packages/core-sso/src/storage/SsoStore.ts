@@ -105,6 +105,7 @@ export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoSt
   /** The token the SSO presents when it pushes to an application, kept so every copy presents the same one. */
   readonly pushCredential: (applicationId: string) => Effect.Effect<Option.Option<PushCredential>, StoreError>
   readonly savePushCredential: (credential: PushCredential) => Effect.Effect<void, StoreError>
+  readonly allPushCredentials: Effect.Effect<ReadonlyArray<PushCredential>, StoreError>
   readonly insertApplication: (application: Application) => Effect.Effect<void, StoreError | AlreadyTaken>
   /** Replaces the changeable fields of an application found by id (its name, credentials, settings). */
   readonly updateApplication: (application: Application) => Effect.Effect<void, StoreError | AlreadyTaken>
@@ -210,6 +211,8 @@ export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoSt
   readonly insertSigningKey: (key: SigningKey) => Effect.Effect<void, StoreError>
   /** Retires every key not yet retired except `keepKid`. */
   readonly retireSigningKeys: (keepKid: string, at: Date) => Effect.Effect<void, StoreError>
+  /** Replaces the stored private part of a key (sealed again under another encryption key). */
+  readonly replacePrivateJwk: (kid: string, privateJwk: SigningKey["privateJwk"]) => Effect.Effect<void, StoreError>
 
   readonly appendEvent: (event: SsoEvent) => Effect.Effect<void, StoreError>
   /** Newest first. */

@@ -107,6 +107,7 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
     atomically: (effect) => effect,
     pushCredential: (applicationId) => Effect.sync(() => Option.fromNullable(pushCredentials.get(applicationId))),
     savePushCredential: (credential) => Effect.sync(() => void pushCredentials.set(credential.applicationId, credential)),
+    allPushCredentials: Effect.sync(() => [...pushCredentials.values()]),
     insertApplication: saveApplication,
     updateApplication: saveApplication,
     applicationById: (id) => Effect.sync(() => Option.fromNullable(applications.get(id))),
@@ -241,6 +242,12 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
 
     signingKeys: Effect.sync(() => [...signingKeys].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())),
     insertSigningKey: (key) => Effect.sync(() => void signingKeys.push(key)),
+    replacePrivateJwk: (kid, privateJwk) =>
+      Effect.sync(() => {
+        signingKeys.forEach((key, index) => {
+          if (key.kid === kid) signingKeys[index] = { ...key, privateJwk }
+        })
+      }),
     retireSigningKeys: (keepKid, at) =>
       Effect.sync(() => {
         signingKeys.forEach((key, index) => {

@@ -138,6 +138,11 @@ describe("the admin API", () => {
       "user_created"
     ])
     expect(events.find((event: any) => event.kind === "permissions_changed").application).toBe("Publisher")
+    const root = (await json(await admin("GET", "/admin/users"))).users.find((each: any) => each.email === "root@example.com")
+    // every change names the administrator who made it
+    for (const event of events) {
+      expect(event.detail.actor).toEqual({ kind: "administrator", uid: root.uid, email: "root@example.com" })
+    }
     expect((await admin("GET", "/admin/users/no-such-user")).status).toBe(404)
   })
 })

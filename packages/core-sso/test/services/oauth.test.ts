@@ -153,18 +153,26 @@ describe("OAuthServer", () => {
       })
     }).pipe(Effect.provide(sso())))
 
-  it.effect("a password change revokes the tokens got by signing in, and leaves API tokens alone", () =>
+  it.effect("a password change revokes the tokens got by signing in", () =>
     Effect.gen(function*() {
       const { ada, clientId, clientSecret } = yield* publisherAndAda
       const server = yield* OAuthServer
-      const directory = yield* Directory
       const signedIn = yield* exchangeCode(clientId, clientSecret, yield* codeFor(clientId))
-      const apiToken = yield* directory.issueApiToken(ada.uid, "Publisher")
-      yield* directory.setPassword(ada.uid, "a brand new password for Ada")
+      yield* (yield* Directory).setPassword(ada.uid, "a brand new password for Ada")
       expect(yield* errorOf(userWith(signedIn.access_token))).toMatchObject({ _tag: "InvalidToken" })
       const refreshed = server.exchange({ grant_type: "refresh_token", refresh_token: signedIn.refresh_token }, origin(basic(clientId, clientSecret)))
       expect(yield* errorOf(refreshed)).toMatchObject({ error: "invalid_grant" })
-      expect((yield* userWith(apiToken.token)).user.email).toBe("ada@example.com")
+    }).pipe(Effect.provide(sso())))
+
+  it.effect("issues API tokens to API users only", () =>
+    Effect.gen(function*() {
+      const { ada } = yield* publisherAndAda
+      const directory = yield* Directory
+      expect(yield* errorOf(directory.issueApiToken(ada.uid, "Publisher"))).toMatchObject({ _tag: "InvalidInput", field: "user" })
+      const bot = yield* directory.createUser({ email: "bot@example.com", name: "Bot", apiUser: true })
+      yield* directory.setPermissions(bot.user.uid, "Publisher", ["signin"])
+      const issued = yield* directory.issueApiToken(bot.user.uid, "Publisher")
+      expect((yield* userWith(issued.token)).user.email).toBe("bot@example.com")
     }).pipe(Effect.provide(sso())))
 
   it.effect("a refresh refused for a lost signin permission leaves the token usable once it is given back", () =>

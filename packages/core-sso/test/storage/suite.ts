@@ -494,6 +494,16 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       expect(yield* store.revokeTokens({ userUid: aUser().uid }, at(5))).toBe(1)
     }))
 
+    test("revokes a user's tokens from signing in, leaving their API tokens", Effect.gen(function*() {
+      const store = yield* withApplicationAndUser
+      yield* store.insertAccessToken(anAccessToken())
+      yield* store.insertRefreshToken(aRefreshToken())
+      yield* store.insertAccessToken(anAccessToken({ id: "api-1", tokenHash: "api-hash-1", kind: "api", grantCodeHash: null, chainId: null }))
+      expect(yield* store.revokeTokens({ chainsOf: aUser().uid }, at(1))).toBe(2)
+      expect(Option.getOrThrow(yield* store.refreshTokenByHash("refresh-hash-1")).revokedAt).toEqual(at(1))
+      expect(Option.getOrThrow(yield* store.accessTokenByHash("api-hash-1")).revokedAt).toBeNull()
+    }))
+
     test("runs exclusive work one caller at a time, and rolls back what failed", Effect.gen(function*() {
       const store = yield* SsoStore
       const order: Array<string> = []
@@ -518,6 +528,7 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       yield* store.savePushCredential(first)
       yield* store.savePushCredential({ ...first, tokenId: "t2", token: "secret-2" })
       expect(Option.getOrThrow(yield* store.pushCredential("app-1"))).toEqual({ ...first, tokenId: "t2", token: "secret-2" })
+      expect(yield* store.allPushCredentials).toEqual([{ ...first, tokenId: "t2", token: "secret-2" }])
     }))
 
     test("atomically keeps a change whole or, on SQL, not at all", Effect.gen(function*() {
@@ -542,6 +553,8 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       yield* store.insertSigningKey(key("k2", 10))
       yield* store.retireSigningKeys("k2", at(20))
       expect(yield* store.signingKeys).toEqual([key("k2", 10), { ...key("k1", 0), retiredAt: at(20) }])
+      yield* store.replacePrivateJwk("k1", { sealed: "sealed-k1" })
+      expect((yield* store.signingKeys).map((each) => each.privateJwk)).toEqual([key("k2", 10).privateJwk, { sealed: "sealed-k1" }])
     }))
 
     test("counts failed attempts per key in a window and forgets old ones", Effect.gen(function*() {

@@ -6,7 +6,7 @@ import { OAuthServer } from "../../src/services/OAuthServer"
 import { SignIn } from "../../src/services/SignIn"
 import { startPushReceiver } from "../fixtures/pushReceiver"
 import type { ReceivedPush } from "../fixtures/pushReceiver"
-import { codeFor, exchangeCode, origin, PASSWORD } from "../fixtures/harness"
+import { codeFor, exchangeCode, origin, PASSWORD, REDIRECT_URI } from "../fixtures/harness"
 
 let receiver: Awaited<ReturnType<typeof startPushReceiver>>
 beforeAll(async () => {
@@ -38,19 +38,18 @@ const eventually = (done: () => boolean, seconds = 600) => eventuallyEffect(Effe
 const pushingApplication = (name: string, format: "seed" | "gds-sso") =>
   Effect.gen(function*() {
     const directory = yield* Directory
-    const redirect = `${receiver.url}/${name}/callback`
     const { clientId, clientSecret } = yield* directory.createApplication({
       name,
       homeUri: `${receiver.url}/${name}`,
-      redirectUris: [redirect],
+      redirectUris: [REDIRECT_URI],
       permissions: ["editor"],
       pushUpdates: true,
       pushFormat: format
     })
     const ada = yield* directory.createUser({ email: `ada@${name}.example`, name: "Ada", password: PASSWORD })
     yield* directory.setPermissions(ada.user.uid, name, ["signin"])
-    // a token issued to Ada makes the application one she has used
-    yield* directory.issueApiToken(ada.user.uid, name)
+    // signing in to the application once makes it one she has used
+    yield* exchangeCode(clientId, clientSecret, yield* codeFor(clientId, {}, `ada@${name}.example`))
     return { clientId, clientSecret, uid: ada.user.uid }
   })
 

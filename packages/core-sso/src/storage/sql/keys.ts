@@ -20,9 +20,22 @@ const PushCredentialRow = Schema.Struct({
   expires_at: Timestamp
 })
 
+const credentialOf = (row: typeof PushCredentialRow.Type) => ({
+  applicationId: row.application_id,
+  tokenId: row.token_id,
+  token: row.token,
+  expiresAt: row.expires_at
+})
+
 type KeyMethods = Pick<
   SsoStore["Type"],
-  "signingKeys" | "insertSigningKey" | "retireSigningKeys" | "pushCredential" | "savePushCredential"
+  | "signingKeys"
+  | "insertSigningKey"
+  | "retireSigningKeys"
+  | "replacePrivateJwk"
+  | "pushCredential"
+  | "savePushCredential"
+  | "allPushCredentials"
 >
 
 /** What the SSO signs and pushes with: the id_token signing keys and the push users' tokens. */
@@ -52,12 +65,23 @@ export const keyMethods = ({ firstRow, rows, sql, storeError }: SsoSqlTools): Ke
       UPDATE sso.signing_keys SET retired_at = ${timestamp(at)}::timestamptz
       WHERE kid <> ${keepKid} AND retired_at IS NULL`.pipe(Effect.asVoid, Effect.mapError(storeError("retireSigningKeys"))),
 
+  replacePrivateJwk: (kid, privateJwk) =>
+    sql`UPDATE sso.signing_keys SET private_jwk = ${json(privateJwk)}::jsonb WHERE kid = ${kid}`.pipe(
+      Effect.asVoid,
+      Effect.mapError(storeError("replacePrivateJwk"))
+    ),
+
   pushCredential: (applicationId) =>
     Effect.map(
       firstRow("pushCredential", PushCredentialRow, sql`
         SELECT application_id, token_id, token, expires_at FROM sso.push_credentials WHERE application_id = ${applicationId}`),
-      Option.map((row) => ({ applicationId: row.application_id, tokenId: row.token_id, token: row.token, expiresAt: row.expires_at }))
+      Option.map(credentialOf)
     ),
+  allPushCredentials: Effect.map(
+    rows("allPushCredentials", PushCredentialRow, sql`
+      SELECT application_id, token_id, token, expires_at FROM sso.push_credentials ORDER BY application_id`),
+    (found) => found.map(credentialOf)
+  ),
   savePushCredential: (credential) =>
     sql`
       INSERT INTO sso.push_credentials (application_id, token_id, token, expires_at)
