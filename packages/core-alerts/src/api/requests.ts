@@ -52,6 +52,24 @@ export const CreateSubscriberListBody = Schema.Struct({
 ).annotations({ identifier: "CreateSubscriberListBody" })
 export type CreateSubscriberListBody = typeof CreateSubscriberListBody.Type
 
+/** What a path or query may hold: unreserved characters, the sub-delimiters but `(` and `)`, `:` and `%XX`. */
+const SAFE = "(?:[A-Za-z0-9\\-._~!$&'*+,;=:]|%[0-9A-Fa-f]{2})"
+
+/**
+ * A path on the site with an optional query, which a link can be built on: non-empty segments (so no `//`), and none
+ * of the characters that could end a Markdown link or leave the site (`()[]<>\`, whitespace, `@`, `#`).
+ */
+const SITE_PATH = new RegExp(`^/(?:${SAFE}+/?)*(?:\\?(?:${SAFE}|[/?])*)?$`)
+
+export const isSitePath = (path: string) => SITE_PATH.test(path)
+
+const SitePath = StorableText(2000).pipe(
+  Schema.filter((path) =>
+    isSitePath(path) ||
+    "must be a path on the site with an optional query, such as /email/manage?from=alert: no ()[]<>\\@#, spaces or //"
+  )
+)
+
 /** `POST /notifications` and `POST /content-changes`. */
 export const CreateNotificationBody = Schema.Struct({
   subject: Optional(StorableText(1000)),
@@ -65,7 +83,7 @@ export const CreateNotificationBody = Schema.Struct({
   email_document_supertype: Optional(TypeField),
   government_document_supertype: Optional(TypeField),
   content_id: Optional(StorableText(100)),
-  base_path: Optional(StorableText(2000)),
+  base_path: Optional(SitePath),
   public_updated_at: Optional(Timestamp),
   publishing_app: Optional(StorableText(200)),
   from_address_id: Optional(StorableText(200)),
@@ -136,13 +154,6 @@ export const ChangeAddressBody = Schema.Struct({ new_address: NonBlankText(320) 
 export const ChangeFrequencyBody = Schema.Struct({ frequency: Frequency }).annotations({
   identifier: "ChangeFrequencyBody"
 })
-
-/** A path on the public site: `/x`, never `//x`, `/\x` or a URL, so a link can only stay on the site. */
-export const isSitePath = (path: string) => /^\/(?![/\\])/.test(path) && !/[\s\u0000-\u001f\u007f]/.test(path)
-
-const SitePath = StorableText(2000).pipe(
-  Schema.filter((path) => isSitePath(path) || "must be an absolute path on the site, such as /email/manage")
-)
 
 /** `POST /subscribers/auth-token`: email the subscriber a link to `destination` carrying a token. */
 export const AuthTokenBody = Schema.Struct({

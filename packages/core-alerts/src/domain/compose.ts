@@ -18,24 +18,24 @@ export interface ImmediateEmailContent {
 const paragraphs = (...parts: ReadonlyArray<string | null>) =>
   parts.filter((part): part is string => part !== null && part.trim() !== "").join("\n\n")
 
-/** The subject of a notification's emails: its own, or its title. */
+/** The subject of a notification's emails: its own, or its title, on one line whatever the provider does with breaks. */
 export const notificationSubject = (notification: Notification) =>
-  notification.subject ?? notification.title ?? "Content update"
+  (notification.subject ?? notification.title ?? "Content update").replace(/[\r\n\u2028\u2029]+/g, " ")
 
 /**
  * The Markdown of a notification: its `body` when it gave one; otherwise its title (linked to the page at
- * `base_path` when there is one), description and change note.
+ * `base_path` when there is one), description and change note, each shown as written (see `escapeLinkText`).
  */
 export const notificationMarkdown = (notification: Notification, settings: Pick<DeliverySettings, "publicSiteUrl">) => {
   if (notification.body !== null) return notification.body
   const title = notification.title ?? notification.subject ?? ""
   const heading = notification.basePath === null
-    ? title
+    ? escapeLinkText(title)
     : `[${escapeLinkText(title)}](${siteLink(settings, notification.basePath)})`
   return paragraphs(
     heading,
-    notification.description,
-    notification.changeNote === null ? null : `Change made: ${notification.changeNote}`
+    notification.description === null ? null : escapeLinkText(notification.description),
+    notification.changeNote === null ? null : `Change made: ${escapeLinkText(notification.changeNote)}`
   )
 }
 

@@ -1,5 +1,6 @@
 import { Duration, Redacted } from "effect"
 import { SignJWT } from "jose"
+import { siteUrl, withQueryParameter } from "../domain/links"
 import type { SingleEmail } from "../storage/EmailStore"
 
 /** How long the link in an auth-token email works. */
@@ -24,16 +25,9 @@ export const signAuthToken = (claims: AuthTokenClaims, secret: Redacted.Redacted
     .setExpirationTime(claims.issuedAt + Duration.toSeconds(AUTH_TOKEN_LIFETIME))
     .sign(new TextEncoder().encode(Redacted.value(secret)))
 
-/**
- * `{publicSiteUrl}{destination}` with `token=<token>` added to the destination's own query, which stays as it was
- * written (a fragment stays last).
- */
-export const authTokenLink = (publicSiteUrl: string, destination: string, token: string): string => {
-  const hash = destination.indexOf("#")
-  const [beforeFragment, fragment] = hash === -1 ? [destination, ""] : [destination.slice(0, hash), destination.slice(hash)]
-  const separator = !beforeFragment.includes("?") ? "?" : /[?&]$/.test(beforeFragment) ? "" : "&"
-  return `${publicSiteUrl.replace(/\/+$/, "")}${beforeFragment}${separator}token=${encodeURIComponent(token)}${fragment}`
-}
+/** `{publicSiteUrl}{destination}` with `token=<token>` added to the destination's own query, which stays as written. */
+export const authTokenLink = (publicSiteUrl: string, destination: string, token: string): string =>
+  withQueryParameter(siteUrl(publicSiteUrl, destination), "token", token)
 
 /** The email that carries the link, in plain words (Markdown). */
 export const authTokenEmail = (address: string, link: string): SingleEmail => ({

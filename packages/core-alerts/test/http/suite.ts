@@ -295,6 +295,9 @@ export const alertsHttpSuite = (name: string, backend: ServiceBackend) =>
               ["urgent", "tags.format", "priority"]
             )
             yield* expectRefused(() => post(send, "/notifications", { title: "T", public_updated_at: "yesterday" }), 422, ["public_updated_at"])
+            for (const base_path of ["@evil.example/login", "//evil.example/x", "/a)[b](https://evil.example"]) {
+              yield* expectRefused(() => post(send, "/notifications", { title: "T", base_path }), 422, ["base_path"])
+            }
             yield* expectRefused(() => post(send, "/notifications", { raw: "{\"title\": " }), 400, ["body"])
             yield* expectRefused(() => post(send, "/notifications", [{ title: "T" }]), 422)
             expect(yield* queuedJobCount).toBe(0)
@@ -609,7 +612,8 @@ export const alertsHttpSuite = (name: string, backend: ServiceBackend) =>
             )
             expect(unknown.body).toEqual({ error: "Could not find the subscriber" })
             yield* expectRefused(() => post(send, "/subscribers/auth-token", { address: "nobody", destination: "/manage" }), 422, ["address"])
-            for (const destination of ["//evil.example/x", "https://evil.example/", "manage", "/\\evil.example", "/a b", ""]) {
+            for (const destination of ["//evil.example/x", "https://evil.example/", "manage", "/\\evil.example", "/a b", "",
+              "/x)[Confirm](https://evil.example/collect", "@evil.example/login", "/a//b", "/a#b"]) {
               yield* expectRefused(
                 () => post(send, "/subscribers/auth-token", { address: "ann@example.org", destination }),
                 422,

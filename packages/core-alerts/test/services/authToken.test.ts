@@ -7,13 +7,14 @@ describe("the auth-token link", () => {
     expect(authTokenLink("https://site.example", "/manage", "T")).toBe("https://site.example/manage?token=T")
     expect(authTokenLink("https://site.example/", "/manage?a=1&b=x%20y", "T")).toBe("https://site.example/manage?a=1&b=x%20y&token=T")
     expect(authTokenLink("https://site.example/base", "/manage?", "T")).toBe("https://site.example/base/manage?token=T")
-    expect(authTokenLink("https://site.example", "/manage?a=1#part", "T")).toBe("https://site.example/manage?a=1&token=T#part")
-    expect(authTokenLink("https://site.example", "/manage#part?x", "T")).toBe("https://site.example/manage?token=T#part?x")
+    // a stored path from before the check cannot leave the site or end the Markdown link
+    expect(authTokenLink("https://site.example", "@evil.example/x)[a](b", "T")).toBe("https://site.example/@evil.example/x%29%5Ba%5D%28b?token=T")
   })
 
   it("goes only to paths on the site", () => {
     for (const path of ["/", "/manage", "/a/b?c=//d", "/email/manage?x=https://y"]) expect(isSitePath(path), path).toBe(true)
-    for (const path of ["", "manage", "//evil.example", "/\\evil.example", "https://evil.example", "/a\nb", " /a", "/a b"]) {
+    for (const path of ["", "manage", "//evil.example", "/\\evil.example", "https://evil.example", "/a\nb", " /a", "/a b",
+      "/x)[Confirm](https://evil.example/collect", "/a//b", "@evil.example/login", "/a@b", "/a#b", "/a<b>", "/%zz"]) {
       expect(isSitePath(path), JSON.stringify(path)).toBe(false)
     }
   })

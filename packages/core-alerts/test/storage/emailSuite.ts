@@ -77,6 +77,17 @@ export const emailStoreSuite = (
         expect(created[1]).toMatchObject({ subscriberId: one.subscriber.id, subscriptionIds: [one.subscriptions[0]!.id] })
       }))
 
+      test("a list's title stays inside its unsubscribe link: line breaks become spaces, brackets are escaped", Effect.gen(function*() {
+        const emails = yield* EmailStore
+        const hostile = yield* topicList("Tax\nhttps://evil.example/\r\n<https://evil.example> [x](y)", "tax")
+        const subscriber = yield* subscriberTo("one@example.com", [hostile.id])
+        const notification = yield* recordedNotification
+        yield* emails.fanOutChunk(chunk(notification.id))
+        const [email] = yield* emails.emailsOfNotification(notification.id)
+        const line = `[Unsubscribe from Tax https://evil.example/  \\<https://evil.example\\> \\[x\\](y)](${content.unsubscribeUrlPrefix}${subscriber.subscriptions[0]!.id})`
+        expect(email!.body).toBe(`Rates change in April.\n\n${line}\n\nThe footer.`)
+      }))
+
       test("a notification that matched one list: an email per immediate subscriber of that list", Effect.gen(function*() {
         const emails = yield* EmailStore
         const tax = yield* topicList("Tax [rates]", "tax")

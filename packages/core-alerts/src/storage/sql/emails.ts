@@ -193,7 +193,9 @@ const makeSqlEmailStore = Effect.gen(function*() {
       Math.max(0, at.getTime()).toString(16).padStart(12, "0").slice(-12)
     }::text || '70', 'hex') FROM 1 FOR 7), 'hex')::uuid`
 
-  const escapedListTitle = sql.unsafe(`replace(replace(replace(l.title, '\\', '\\\\'), '[', '\\['), ']', '\\]')`)
+  // as `escapeLinkText`: line breaks to spaces, then \ [ ] < > escaped
+  const escapedListTitle = sql.unsafe(`regexp_replace(
+    translate(l.title, chr(13) || chr(10) || chr(8232) || chr(8233), '    '), '([\\\\\\[\\]<>])', '\\\\\\1', 'g')`)
   const unsubscribeLine = (content: ImmediateEmailContent) =>
     sql`'[Unsubscribe from ' || ${escapedListTitle} || '](' || ${content.unsubscribeUrlPrefix}::text || s.id::text || ')'`
   /** The chunk's active subscribers (ids bounded on both tables, so that each is read by range, not from the start). */
