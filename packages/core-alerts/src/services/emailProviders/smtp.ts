@@ -51,10 +51,17 @@ interface SmtpError {
 
 /** RFC 3463 statuses about the destination mailbox itself: bad mailbox, system or syntax; moved; disabled. */
 const mailboxStatus = /\b5\.(1\.[1236]|1\.10|2\.1)\b/
+/** Any RFC 3463 enhanced status code in a reply. */
+const enhancedStatus = /\b[245]\.\d{1,3}\.\d{1,3}\b/
+
+/** The basic replies to RCPT TO that, without an enhanced status, refuse the mailbox itself (RFC 5321 4.2.3). */
+const MAILBOX_REFUSALS = new Set([550, 551, 553])
 
 /**
- * A 5xx reply is about the address only when it answers RCPT TO or carries a mailbox status; a 5xx to
- * AUTH, MAIL FROM or DATA says the server refuses this sender or message, which says nothing about the reader.
+ * A 5xx reply is about the address only when it says so: a mailbox status, or, to RCPT TO without an enhanced status,
+ * 550, 551 or 553. A relay, policy or authentication refusal (`550 5.7.1 Relaying denied`), or any 5xx to AUTH,
+ * MAIL FROM or DATA without a mailbox status, says the server refuses this sender or message, nothing of the reader:
+ * the email is tried again later and no subscription ends.
  */
 export const classifySmtpFailure = (error: unknown): DeliveryFailure => {
   const { code, command, message, response, responseCode } = (typeof error === "object" && error !== null
@@ -62,8 +69,10 @@ export const classifySmtpFailure = (error: unknown): DeliveryFailure => {
     : {}) as SmtpError
   const said = typeof response === "string" ? response : typeof message === "string" ? message : String(error)
   if (typeof responseCode === "number" && responseCode >= 500 && responseCode !== 503) {
-    const aboutRecipient = (typeof command === "string" && command.toUpperCase().startsWith("RCPT")) ||
-      mailboxStatus.test(said)
+    const toRecipient = typeof command === "string" && command.toUpperCase().startsWith("RCPT")
+    const aboutRecipient = enhancedStatus.test(said)
+      ? mailboxStatus.test(said)
+      : toRecipient && MAILBOX_REFUSALS.has(responseCode)
     if (aboutRecipient) return new PermanentDeliveryFailure({ reason: `the SMTP server refused the address: ${said}`, addressRejected: true })
     return new TemporaryDeliveryFailure({
       reason: `the SMTP server refused the message (${String(command ?? "no command")}): ${said}`

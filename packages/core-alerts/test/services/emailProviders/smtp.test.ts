@@ -88,7 +88,7 @@ describe("smtp provider", () => {
       expect(server.received.map((m) => m.envelopeTo)).toEqual([["reader@example.org"]])
     }))
 
-  it.scopedLive("any 5xx to RCPT TO is permanent, with or without an enhanced status", () =>
+  it.scopedLive("a 553 to RCPT TO without an enhanced status is permanent", () =>
     Effect.gen(function*() {
       const server = yield* startSmtpServer({
         refuseRecipients: { "odd@example.org": [553, "Mailbox name not allowed"] }
@@ -97,6 +97,22 @@ describe("smtp provider", () => {
       const failure = yield* sendFailure(smtp, { ...email, address: "odd@example.org" })
       expect(failure).toBeInstanceOf(PermanentDeliveryFailure)
       expect(failure.reason).toContain("Mailbox name not allowed")
+    }))
+
+  it.scopedLive("a relay or policy refusal to RCPT TO is not blamed on the address: temporary, no subscription ends", () =>
+    Effect.gen(function*() {
+      const server = yield* startSmtpServer({
+        refuseRecipients: {
+          "relay@example.org": [550, "5.7.1 Relaying denied"],
+          "policy@example.org": [554, "5.7.26 Unauthenticated email is not accepted"],
+          "vague@example.org": [554, "Transaction failed"]
+        }
+      })
+      const smtp = yield* provider({ url: server.url })
+      for (const address of ["relay@example.org", "policy@example.org", "vague@example.org"]) {
+        const failure = yield* sendFailure(smtp, { ...email, address })
+        expect({ address, temporary: failure instanceof TemporaryDeliveryFailure }).toEqual({ address, temporary: true })
+      }
     }))
 
   it.scopedLive("a 451 to RCPT TO is a temporary failure", () =>
