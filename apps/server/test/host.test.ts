@@ -95,6 +95,18 @@ describe("the HTTP host", () => {
     expect(await response.json()).toEqual({ error: "The request body is larger than 5242880 bytes" })
   })
 
+  it("refuses a body of a type no endpoint takes with 415 at once, a multipart upload included", async () => {
+    const form = new FormData()
+    form.append("uris", new Blob(["x".repeat(2 * 1024 * 1024)]), "uris.txt")
+    const started = Date.now()
+    const multipart = await linkcheckFetch(`${server.url}/batch`, { method: "POST", body: form, signal: AbortSignal.timeout(5000) })
+    expect(multipart.status).toBe(415)
+    expect(await multipart.json()).toEqual({ error: "The request body must be JSON (application/json), not multipart/form-data" })
+    expect(Date.now() - started).toBeLessThan(1000)
+    const text = await linkcheckFetch(`${server.url}/batch`, { method: "POST", headers: { "content-type": "text/plain" }, body: "https://example.org" })
+    expect(text.status).toBe(415)
+  })
+
   it("answers a wrong method on a known path with 405 and Allow, an unknown path with 404; HEAD follows GET", async () => {
     const cases = [
       ["PUT", "/batch", "POST"],

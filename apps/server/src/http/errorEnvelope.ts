@@ -22,6 +22,17 @@ const envelope = (status: number, error: string, details?: Record<string, unknow
 
 const tooLarge = () => envelope(413, `The request body is larger than ${MAX_BODY_BYTES} bytes`)
 
+/**
+ * The bodies the services' endpoints take: JSON, and forms (the sign-on's). Any other declared type is refused before
+ * the body is read; a multipart body in particular would wait for a stream this guard has already read.
+ */
+const acceptedBodyType = (contentType: string) =>
+  contentType === "" || /^application\/([\w.-]+\+)?json\b/.test(contentType) ||
+  contentType.startsWith("application/x-www-form-urlencoded")
+
+const unsupportedType = (contentType: string) =>
+  envelope(415, `The request body must be JSON (application/json), not ${contentType.split(";")[0]}`)
+
 const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   request.headers["transfer-encoding"] !== undefined || Number(request.headers["content-length"] ?? "0") > 0
 
@@ -87,16 +98,18 @@ export const requestGuard = (api: HttpApi.HttpApi<string, HttpApiGroup.HttpApiGr
 
     /**
      * Reads the body once, before any handler: the library keeps the text for the payload decoders, and a body over
-     * the limit ends early (see `LimitedIncomingMessage`) and is refused whole. A refused body is not read at all; Node
-     * discards it as it arrives.
+     * the limit ends early (see `LimitedIncomingMessage`) and is refused whole. A refused body, or one of a type no
+     * endpoint takes, is not read at all; Node discards it as it arrives.
      */
     const refuseBody = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
+        const contentType = (request.headers["content-type"] ?? "").trim().toLowerCase()
+        if (!acceptedBodyType(contentType)) return Option.some(unsupportedType(contentType))
         if (Number(request.headers["content-length"] ?? "0") > MAX_BODY_BYTES) return Option.some(tooLarge())
         const read = yield* Effect.either(request.text)
         if (isBodyTooLarge(NodeHttpServerRequest.toIncomingMessage(request))) return Option.some(tooLarge())
         if (read._tag === "Left") return Option.some(envelope(400, "The request body could not be read"))
-        const json = (request.headers["content-type"] ?? "").toLowerCase().includes("json")
+        const json = contentType.includes("json")
         return json && nestsDeeperThan(read.right, MAX_JSON_DEPTH)
           ? Option.some(envelope(400, `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} deep`))
           : Option.none()
