@@ -4,7 +4,7 @@ import * as Path from "node:path"
 import * as client from "openid-client"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "@civicstack/kit/testing"
-import { signInThrough } from "../../../packages/core-sso/test/fixtures/browser"
+import { openIdCodeFlow } from "../../../packages/core-sso/test/fixtures/openIdClient"
 import {
   CLIENT_ID,
   CLIENT_SECRET,
@@ -52,26 +52,15 @@ describe("SSO_ISSUER, apart from PUBLIC_SITE_URL", () => {
   })
 
   it("lets openid-client discover it, sign in with PKCE and a nonce, check the id_token and read userinfo", async () => {
-    const config = await client.discovery(new URL(issuer), CLIENT_ID, CLIENT_SECRET, undefined, {
-      execute: [client.allowInsecureRequests]
-    })
-    const verifier = client.randomPKCECodeVerifier()
-    const nonce = client.randomNonce()
-    const state = client.randomState()
-    const authorizationUrl = client.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT_URI,
-      scope: "openid email",
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: "S256",
-      nonce,
-      state
-    })
-    const callback = await signInThrough(server.url, authorizationUrl.href, "ada@example.com", PASSWORD)
-    const tokens = await client.authorizationCodeGrant(config, callback, {
-      pkceCodeVerifier: verifier,
-      expectedNonce: nonce,
-      expectedState: state,
-      idTokenExpected: true
+    const { config, tokens } = await openIdCodeFlow({
+      baseUrl: server.url,
+      issuer: new URL(issuer),
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      redirectUri: REDIRECT_URI,
+      email: "ada@example.com",
+      password: PASSWORD,
+      scope: "openid email"
     })
     expect(tokens.claims()).toMatchObject({ iss: issuer, aud: CLIENT_ID, email: "ada@example.com" })
     const userInfo = await client.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub)

@@ -2,6 +2,7 @@ import * as oauth from "oauth4webapi"
 import * as client from "openid-client"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { signInThrough } from "../fixtures/browser"
+import { openIdCodeFlow } from "../fixtures/openIdClient"
 import { startSsoHost } from "./server"
 import type { SsoHost } from "./server"
 
@@ -34,24 +35,15 @@ afterAll(() => server?.close())
 
 describe("openid-client", () => {
   it("discovers the provider, signs in with PKCE and a nonce, validates the id_token, reads userinfo and refreshes", async () => {
-    const config = await client.discovery(issuer, CLIENT_ID, CLIENT_SECRET, undefined, { execute: [client.allowInsecureRequests] })
-    const verifier = client.randomPKCECodeVerifier()
-    const nonce = client.randomNonce()
-    const state = client.randomState()
-    const authorizationUrl = client.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT_URI,
-      scope: "openid email profile",
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: "S256",
-      nonce,
-      state
-    })
-    const callback = await signInThrough(server.url, authorizationUrl.href, "ada@example.com", PASSWORD)
-    const tokens = await client.authorizationCodeGrant(config, callback, {
-      pkceCodeVerifier: verifier,
-      expectedNonce: nonce,
-      expectedState: state,
-      idTokenExpected: true
+    const { config, nonce, tokens } = await openIdCodeFlow({
+      baseUrl: server.url,
+      issuer,
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      redirectUri: REDIRECT_URI,
+      email: "ada@example.com",
+      password: PASSWORD,
+      scope: "openid email profile"
     })
     const claims = tokens.claims()!
     expect(claims).toMatchObject({ iss: server.url, aud: CLIENT_ID, azp: CLIENT_ID, nonce, email: "ada@example.com" })
