@@ -419,7 +419,7 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
           { subscriberId: subscriber.id, destination: "/email/manage", redirect: "/email/manage/frequency" }
         ])
         expect(unknown).toBeInstanceOf(SubscriberNotFound)
-        expect(outside).toMatchObject({ _tag: "UnprocessableEntity", details: { destination: [expect.stringContaining("absolute path")] } })
+        expect(outside).toMatchObject({ _tag: "UnprocessableEntity", details: { destination: [expect.stringContaining("path on the site")] } })
         expect((yield* fake.authTokens).length).toBe(1)
       }))
   })

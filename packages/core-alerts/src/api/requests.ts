@@ -63,12 +63,10 @@ const SITE_PATH = new RegExp(`^/(?:${SAFE}+/?)*(?:\\?(?:${SAFE}|[/?])*)?$`)
 
 export const isSitePath = (path: string) => SITE_PATH.test(path)
 
-const SitePath = StorableText(2000).pipe(
-  Schema.filter((path) =>
-    isSitePath(path) ||
-    "must be a path on the site with an optional query, such as /email/manage?from=alert: no ()[]<>\\@#, spaces or //"
-  )
-)
+export const SITE_PATH_PROBLEM =
+  "must be a path on the site with an optional query, such as /email/manage?from=alert: no ()[]<>\\@#, spaces or //"
+
+const SitePath = StorableText(2000).pipe(Schema.filter((path) => isSitePath(path) || SITE_PATH_PROBLEM))
 
 /** `POST /notifications` and `POST /content-changes`. */
 export const CreateNotificationBody = Schema.Struct({

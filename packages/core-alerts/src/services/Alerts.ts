@@ -8,7 +8,7 @@ import {
   SubscriptionNotFound,
   UnprocessableEntity
 } from "../api/errors"
-import { isSitePath } from "../api/requests"
+import { isSitePath, SITE_PATH_PROBLEM } from "../api/requests"
 import type { HealthStatus } from "../api/requests"
 import { unstorableTextProblem } from "../api/text"
 import { normaliseAddress } from "../domain/address"
@@ -222,7 +222,7 @@ const make = Effect.gen(function*() {
       const badPaths = Object.fromEntries(
         [["destination", destination] as const, ["redirect", redirect ?? null] as const]
           .filter(([, path]) => path !== null && !isSitePath(path))
-          .map(([field]) => [field, "must be an absolute path on the site, such as /email/manage"])
+          .map(([field]) => [field, SITE_PATH_PROBLEM])
       )
       if (Object.keys(badPaths).length > 0) return yield* refused(badPaths)
       return yield* store.transaction(Effect.gen(function*() {
