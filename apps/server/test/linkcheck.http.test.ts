@@ -93,6 +93,7 @@ describe("GET /check", () => {
     [{ uri: "https://example.org", checked_within: "-1" }, "checked_within"],
     [{ uri: "https://example.org", checked_within: "1.5" }, "checked_within"],
     [{ uri: "https://example.org", checked_within: "soon" }, "checked_within"],
+    [{ uri: "https://example.org", checked_within: "99999999999999" }, "checked_within"],
     [{ uri: "https://example.org", synchronous: "yes" }, "synchronous"]
   ])("answers 400 naming the parameter for %j and stores nothing", async (params, field) => {
     const before = await count(server, "linkcheck.checks")
@@ -164,6 +165,7 @@ describe("POST /batch and GET /batch/{id}", () => {
     ["over 5000 uris", JSON.stringify({ uris: Array.from({ length: 5001 }, (_, i) => `https://example.org/${i}`) })],
     ["checked_within negative", JSON.stringify({ uris: ["https://example.org"], checked_within: -5 })],
     ["checked_within a string", JSON.stringify({ uris: ["https://example.org"], checked_within: "10" })],
+    ["checked_within past any date", JSON.stringify({ uris: ["https://example.org"], checked_within: 1e14 })],
     ["priority unknown", JSON.stringify({ uris: ["https://example.org"], priority: "urgent" })],
     ["webhook_uri relative", JSON.stringify({ uris: ["https://example.org"], webhook_uri: "/hooks" })],
     ["webhook_uri not http", JSON.stringify({ uris: ["https://example.org"], webhook_uri: "ftp://example.org/x" })],

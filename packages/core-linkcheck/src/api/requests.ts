@@ -3,12 +3,18 @@ import { Schema } from "effect"
 export const MAX_BATCH_SIZE = 5000
 export const DEFAULT_CHECKED_WITHIN_SECONDS = 14_400
 
-const SecondsFromString = Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()).annotations({
-  message: () => "must be a whole number of seconds, 0 or more"
-})
+/** Ten years: further back than any check is kept, and within the dates the database and JavaScript can hold. */
+export const MAX_CHECKED_WITHIN_SECONDS = 315_360_000
 
-const Seconds = Schema.Number.pipe(Schema.int(), Schema.nonNegative()).annotations({
-  message: () => "must be a whole number of seconds, 0 or more"
+const secondsProblem = `must be a whole number of seconds from 0 to ${MAX_CHECKED_WITHIN_SECONDS} (ten years)`
+
+const SecondsFromString = Schema.NumberFromString.pipe(
+  Schema.int(),
+  Schema.between(0, MAX_CHECKED_WITHIN_SECONDS)
+).annotations({ message: () => secondsProblem })
+
+const Seconds = Schema.Number.pipe(Schema.int(), Schema.between(0, MAX_CHECKED_WITHIN_SECONDS)).annotations({
+  message: () => secondsProblem
 })
 
 const BooleanFromString = Schema.transform(
