@@ -112,7 +112,7 @@ layer(TestEnvironment)("LinkcheckClient against a server of the same contract", 
         expect(blank).toMatchObject({ details: { uri: "must not be blank" } })
         expect(fractional).toBeInstanceOf(InvalidRequest)
         expect(Object.keys((fractional as InvalidRequest).details ?? {})).toEqual(["checked_within"])
-        expect(negative).toMatchObject({ details: { checked_within: "must be a whole number of seconds, 0 or more" } })
+        expect(negative).toMatchObject({ details: { checked_within: "must be a whole number of seconds from 0 to 315360000 (ten years)" } })
         expect((yield* fake.checkRequests).length).toBe(before)
       }))
 
