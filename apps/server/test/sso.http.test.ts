@@ -1,10 +1,10 @@
 import * as Fs from "node:fs/promises"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import { Effect, Metric } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fastAnswersServed } from "../src/http/fastAnswers"
 import { startInProcessServer } from "./inProcessServer"
+import { writeBootstrap } from "./sso/bootstrap"
 import type { InProcessServer } from "./inProcessServer"
 import {
   CLIENT_ID,
@@ -19,17 +19,15 @@ import {
 
 // The SSO's own endpoints are tested on the core's test host (packages/core-sso/test/http); here, what the server adds.
 let server: InProcessServer
-let bootstrapDir: string
+let bootstrap: Awaited<ReturnType<typeof writeBootstrap>>
 
 beforeAll(async () => {
-  bootstrapDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "civicstack-sso-"))
-  const file = Path.join(bootstrapDir, "bootstrap.json")
-  await Fs.writeFile(file, JSON.stringify(publisherBootstrap))
-  server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: file })
+  bootstrap = await writeBootstrap(publisherBootstrap)
+  server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: bootstrap.file })
 })
 afterAll(async () => {
   await server?.close()
-  if (bootstrapDir !== undefined) await Fs.rm(bootstrapDir, { recursive: true, force: true })
+  await bootstrap?.remove()
 })
 
 const { codeFor, token } = publisherFlow(() => server.url)

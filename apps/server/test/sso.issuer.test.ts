@@ -1,6 +1,3 @@
-import * as Fs from "node:fs/promises"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import * as client from "openid-client"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "@civicstack/kit/testing"
@@ -13,6 +10,7 @@ import {
   REDIRECT_URI
 } from "../../../packages/core-sso/test/fixtures/publisherFlow"
 import { startInProcessServer } from "./inProcessServer"
+import { writeBootstrap } from "./sso/bootstrap"
 import type { InProcessServer } from "./inProcessServer"
 
 // The SSO is reached at 127.0.0.1 while the website, the base of the email links, is another host.
@@ -20,25 +18,23 @@ const PUBLIC_SITE_URL = "https://www.gov.example"
 
 let server: InProcessServer
 let issuer: string
-let bootstrapDir: string
+let bootstrap: Awaited<ReturnType<typeof writeBootstrap>>
 
 beforeAll(async () => {
-  bootstrapDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "civicstack-issuer-"))
-  const file = Path.join(bootstrapDir, "bootstrap.json")
-  await Fs.writeFile(file, JSON.stringify(publisherBootstrap))
+  bootstrap = await writeBootstrap(publisherBootstrap)
   const port = await freePort()
   issuer = `http://127.0.0.1:${port}`
   server = await startInProcessServer({
     PORT: String(port),
     SSO_ISSUER: `${issuer}/`,
     PUBLIC_SITE_URL,
-    CIVICSTACK_BOOTSTRAP: file,
+    CIVICSTACK_BOOTSTRAP: bootstrap.file,
     SERVICES: "sso"
   })
 })
 afterAll(async () => {
   await server?.close()
-  if (bootstrapDir !== undefined) await Fs.rm(bootstrapDir, { recursive: true, force: true })
+  await bootstrap?.remove()
 })
 
 describe("SSO_ISSUER, apart from PUBLIC_SITE_URL", () => {

@@ -4,7 +4,17 @@ import { layerMemory } from "../../src/layers"
 import { Authorization } from "../../src/services/Authorization"
 import { Directory } from "../../src/services/Directory"
 import { OAuthServer } from "../../src/services/OAuthServer"
-import { authorizeQuery, basic, codeFor, exchangeCode, origin, publisherAndAda, REDIRECT_URI, userWith } from "../fixtures/harness"
+import {
+  authorizeQuery,
+  basic,
+  codeFor,
+  exchangeCode,
+  origin,
+  publisherAndAda,
+  REDIRECT_URI,
+  refreshWith,
+  userWith
+} from "../fixtures/harness"
 
 const sso = () => layerMemory({ passwordHashConcurrency: 2 })
 
@@ -120,10 +130,8 @@ describe("OAuthServer", () => {
   it.effect("refresh rotates the refresh token; reusing a rotated one revokes the whole chain", () =>
     Effect.gen(function*() {
       const { clientId, clientSecret } = yield* publisherAndAda
-      const server = yield* OAuthServer
       const first = yield* exchangeCode(clientId, clientSecret, yield* codeFor(clientId))
-      const refresh = (token: string) =>
-        server.exchange({ grant_type: "refresh_token", refresh_token: token }, origin(basic(clientId, clientSecret)))
+      const refresh = (token: string) => refreshWith(clientId, clientSecret, token)
       const second = yield* refresh(first.refresh_token)
       expect(second.refresh_token).not.toBe(first.refresh_token)
       yield* userWith(second.access_token)
@@ -137,8 +145,7 @@ describe("OAuthServer", () => {
     Effect.gen(function*() {
       const { clientId, clientSecret } = yield* publisherAndAda
       const server = yield* OAuthServer
-      const refresh = (token: string) =>
-        server.exchange({ grant_type: "refresh_token", refresh_token: token }, origin(basic(clientId, clientSecret)))
+      const refresh = (token: string) => refreshWith(clientId, clientSecret, token)
       let tokens = yield* exchangeCode(clientId, clientSecret, yield* codeFor(clientId))
       for (let month = 0; month < 2; month++) {
         yield* TestClock.adjust("30 days")
@@ -156,11 +163,10 @@ describe("OAuthServer", () => {
   it.effect("a password change revokes the tokens got by signing in", () =>
     Effect.gen(function*() {
       const { ada, clientId, clientSecret } = yield* publisherAndAda
-      const server = yield* OAuthServer
       const signedIn = yield* exchangeCode(clientId, clientSecret, yield* codeFor(clientId))
       yield* (yield* Directory).setPassword(ada.uid, "a brand new password for Ada")
       expect(yield* errorOf(userWith(signedIn.access_token))).toMatchObject({ _tag: "InvalidToken" })
-      const refreshed = server.exchange({ grant_type: "refresh_token", refresh_token: signedIn.refresh_token }, origin(basic(clientId, clientSecret)))
+      const refreshed = refreshWith(clientId, clientSecret, signedIn.refresh_token)
       expect(yield* errorOf(refreshed)).toMatchObject({ error: "invalid_grant" })
     }).pipe(Effect.provide(sso())))
 
@@ -178,11 +184,9 @@ describe("OAuthServer", () => {
   it.effect("a refresh refused for a lost signin permission leaves the token usable once it is given back", () =>
     Effect.gen(function*() {
       const { ada, clientId, clientSecret } = yield* publisherAndAda
-      const server = yield* OAuthServer
       const directory = yield* Directory
       const first = yield* exchangeCode(clientId, clientSecret, yield* codeFor(clientId))
-      const refresh = (token: string) =>
-        server.exchange({ grant_type: "refresh_token", refresh_token: token }, origin(basic(clientId, clientSecret)))
+      const refresh = (token: string) => refreshWith(clientId, clientSecret, token)
       yield* directory.setPermissions(ada.uid, "Publisher", ["editor"])
       expect(yield* errorOf(refresh(first.refresh_token))).toMatchObject({
         error: "invalid_grant",
