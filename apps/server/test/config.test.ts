@@ -73,10 +73,17 @@ describe("server configuration", () => {
     }))
     expect(config.sso.issuer).toEqual(Option.some("https://signon.example"))
     expect(Option.getOrThrow(config.sso.encryptionKeys)).toHaveLength(2)
-    const short = parseServerConfig({ SSO_ENCRYPTION_KEY: "c2hvcnQ=", SSO_ISSUER: "ftp://signon.example" })
-    expect(Either.isLeft(short) ? short.left.problems : []).toEqual([
+    const bad = parseServerConfig({
+      SSO_ENCRYPTION_KEY: "c2hvcnQ=",
+      SSO_ISSUER: "ftp://signon.example",
+      SSO_SESSION_MAX_HOURS: "0",
+      SSO_REFRESH_TOKEN_DAYS: "forever"
+    })
+    expect(Either.isLeft(bad) ? bad.left.problems : []).toEqual([
       "SSO_ISSUER must be an absolute http(s) URL (got \"ftp://signon.example\")",
-      "SSO_ENCRYPTION_KEY must be one or more comma-separated base64 keys of 32 bytes (openssl rand -base64 32)"
+      "SSO_ENCRYPTION_KEY must be one or more comma-separated base64 keys of 32 bytes (openssl rand -base64 32)",
+      "SSO_SESSION_MAX_HOURS must be a whole number of hours from 1 to 744 (got \"0\")",
+      "SSO_REFRESH_TOKEN_DAYS must be a whole number of days from 1 to 3650 (got \"forever\")"
     ])
   })
 

@@ -95,10 +95,11 @@ export const ssoIssuer = (config: ServerConfig) =>
  * and by the other services' access checks.
  */
 export const ssoServiceLayer = (config: ServerConfig) => {
+  const issuer = ssoIssuer(config)
   const settings = {
     ...config.sso,
-    issuer: ssoIssuer(config),
-    secureCookies: config.tls !== undefined || ssoIssuer(config).startsWith("https:") || config.production,
+    issuer,
+    secureCookies: config.tls !== undefined || issuer.startsWith("https:") || config.production,
     trustProxy: config.trustProxy,
     production: config.production,
     shutdownGracePeriod: Duration.seconds(config.shutdownGraceSeconds)
