@@ -10,6 +10,7 @@ import { Passwords } from "./services/Passwords"
 import { PushTransport } from "./services/PushTransport"
 import { SignIn } from "./services/SignIn"
 import { SsoParts } from "./services/SsoParts"
+import { TwoStepVerification } from "./services/TwoStep"
 import type { SsoSettings } from "./settings"
 import { defaultSsoSettings } from "./settings"
 import { makeSealer } from "./domain/sealing"
@@ -26,7 +27,7 @@ import { runPushWorker } from "./workers/pushSender"
 export const resealSecrets = Effect.flatMap(SsoParts, (parts) => parts.resealSecrets)
 
 /** The services of one SSO. */
-export type SsoServices = OAuthServer | Authorization | SignIn | Directory
+export type SsoServices = OAuthServer | Authorization | SignIn | Directory | TwoStepVerification
 
 const partsLayer = (settings: SsoSettings) =>
   Layer.effect(
@@ -59,7 +60,7 @@ const partsLayer = (settings: SsoSettings) =>
 export const serviceOver = (
   settings: Partial<SsoSettings>
 ): Layer.Layer<SsoServices | SsoParts, never, SsoStore | JobQueue> =>
-  Layer.mergeAll(OAuthServer.layer, Authorization.layer, SignIn.layer, Directory.layer).pipe(
+  Layer.mergeAll(OAuthServer.layer, Authorization.layer, SignIn.layer, Directory.layer, TwoStepVerification.layer).pipe(
     Layer.provideMerge(partsLayer({ ...defaultSsoSettings, ...settings }))
   )
 

@@ -27,7 +27,8 @@ export interface SsoSettings {
   readonly clientAuthentication: AttemptLimit
   /**
    * Wrong passwords per address, and per account from one address, within `window`; per account, `lockAfter` in a row
-   * from anywhere lock it for `lockFor`, which later attempts do not extend.
+   * from anywhere lock it for `lockFor`, which later attempts do not extend. Wrong two-step codes count in the same
+   * row and lock it at `lockAfterWrongCodes`; the code must come within `secondStepWithin` of the password.
    */
   readonly signIn: {
     readonly perAddress: number
@@ -35,6 +36,8 @@ export interface SsoSettings {
     readonly window: Duration.Duration
     readonly lockAfter: number
     readonly lockFor: Duration.Duration
+    readonly lockAfterWrongCodes: number
+    readonly secondStepWithin: Duration.Duration
   }
   readonly sessionIdleTimeout: Duration.Duration
   /** A browser session ends this long after its sign-in however active it is. */
@@ -48,7 +51,7 @@ export interface SsoSettings {
   readonly secureCookies?: boolean
   /**
    * 32-byte AES-256-GCM keys for the secrets the SSO keeps readable (the signing keys' private parts, the push
-   * tokens): the first seals, all open. Without any they are stored in the clear.
+   * tokens, the TOTP secrets): the first seals, all open. Without any they are stored in the clear.
    */
   readonly encryptionKeys?: ReadonlyArray<Uint8Array>
   /** Let pushes reach loopback and private addresses (tests, intranets). */
@@ -78,7 +81,8 @@ export const defaultSsoSettings: SsoSettings = {
   codeLifetime: Duration.minutes(10),
   apiTokenLifetime: Duration.days(730),
   clientAuthentication: { perClient: 10, perAddress: 30, window: Duration.minutes(10) },
-  signIn: { perAddress: 30, perAccountAndAddress: 5, window: Duration.minutes(10), lockAfter: 6, lockFor: Duration.hours(1) },
+  signIn: { perAddress: 30, perAccountAndAddress: 5, window: Duration.minutes(10), lockAfter: 6, lockFor: Duration.hours(1),
+    lockAfterWrongCodes: 10, secondStepWithin: Duration.minutes(10) },
   sessionIdleTimeout: Duration.minutes(30),
   sessionMaxAge: Duration.hours(20),
   refreshTokenLifetime: Duration.days(90),

@@ -67,6 +67,7 @@ const createApp = Command.make("create-app", {
   pushUpdates: Options.boolean("push-updates"),
   pushFormat: Options.choice("push-format", ["seed", "gds-sso"]).pipe(Options.withDefault("seed" as const)),
   requirePkce: Options.boolean("require-pkce"),
+  requireTwoStep: Options.boolean("require-2sv").pipe(Options.withDescription("its users must use two-step verification")),
   json
 }, (options) =>
   run(Effect.gen(function*() {
@@ -77,7 +78,8 @@ const createApp = Command.make("create-app", {
       permissions: options.permissions,
       pushUpdates: options.pushUpdates,
       pushFormat: options.pushFormat,
-      requirePkce: options.requirePkce
+      requirePkce: options.requirePkce,
+      requireTwoStep: options.requireTwoStep
     })
     yield* print(options.json, { name: created.application.name, client_id: created.clientId, client_secret: created.clientSecret }, [
       `Created ${created.application.name}. Its credentials are shown only now:`,

@@ -78,12 +78,20 @@ const SignInForm = Schema.Struct({
   return_to: Schema.optional(Schema.String)
 }).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
 
+/** A two-step code: at sign-in (the app's code or a recovery code), or to confirm a set-up. */
+const CodeForm = Schema.Struct({
+  code: Schema.optional(Schema.String),
+  authenticity_token: Schema.optional(Schema.String),
+  return_to: Schema.optional(Schema.String)
+}).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
+
 const SignOutForm = Schema.Struct({ authenticity_token: Schema.optional(Schema.String) }).pipe(
   HttpApiSchema.withEncoding({ kind: "UrlParams" })
 )
 
 /**
- * What a person's browser uses: the authorization endpoint and the sign-in pages. HTML pages and redirects (302 to
+ * What a person's browser uses: the authorization endpoint, the sign-in pages (with the second step) and the account
+ * pages (with the set-up of two-step verification). HTML pages and redirects (302 to
  * the application, 303 after a form), working without JavaScript.
  */
 export class BrowserGroup extends HttpApiGroup.make("browser")
@@ -95,6 +103,11 @@ export class BrowserGroup extends HttpApiGroup.make("browser")
   .add(HttpApiEndpoint.get("signInPage", "/users/sign_in").addSuccess(Html))
   .add(HttpApiEndpoint.post("signIn", "/users/sign_in").setPayload(SignInForm).addSuccess(Html))
   .add(HttpApiEndpoint.post("signOut", "/users/sign_out").setPayload(SignOutForm).addSuccess(Html))
+  .add(HttpApiEndpoint.get("secondStepPage", "/users/two_step").addSuccess(Html))
+  .add(HttpApiEndpoint.post("secondStep", "/users/two_step").setPayload(CodeForm).addSuccess(Html))
+  .add(HttpApiEndpoint.get("accountPage", "/account").addSuccess(Html))
+  .add(HttpApiEndpoint.get("twoStepSetUpPage", "/account/two_step").addSuccess(Html))
+  .add(HttpApiEndpoint.post("twoStepSetUp", "/account/two_step").setPayload(CodeForm).addSuccess(Html))
 {}
 
 /** The SSO's API on its own, as client apps and the SDK see it. */

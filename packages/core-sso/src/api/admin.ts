@@ -17,6 +17,7 @@ export const AdminApplication = Schema.Struct({
   push_updates: Schema.Boolean,
   push_format: Schema.Literal("seed", "gds-sso"),
   require_pkce: Schema.Boolean,
+  require_2sv: Schema.Boolean,
   retired: Schema.Boolean,
   created_at: Timestamp
 })
@@ -63,7 +64,8 @@ export const CreateApplicationBody = Schema.Struct({
   permissions: Schema.optional(Schema.Array(Text(100)).pipe(Schema.maxItems(100))),
   push_updates: Schema.optional(Schema.Boolean),
   push_format: Schema.optional(Schema.Literal("seed", "gds-sso")),
-  require_pkce: Schema.optional(Schema.Boolean)
+  require_pkce: Schema.optional(Schema.Boolean),
+  require_2sv: Schema.optional(Schema.Boolean)
 })
 
 export const CreateUserBody = Schema.Struct({

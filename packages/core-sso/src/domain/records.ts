@@ -18,6 +18,8 @@ export interface Application {
   readonly pushFormat: PushFormat
   /** Authorization requests must carry a PKCE S256 challenge. */
   readonly requirePkce: boolean
+  /** Its users must sign in with two-step verification, and set it up first if they have not. */
+  readonly requireTwoStep: boolean
   readonly retired: boolean
   readonly createdAt: Date
 }
@@ -102,6 +104,19 @@ export interface SignInSession {
   readonly csrfToken: string
   readonly authTime: Date
   readonly lastSeenAt: Date
+  /** The password was right, and the user's two-step code is still to come: not signed in yet. */
+  readonly awaitingSecondStep: boolean
+}
+
+/** A user's two-step verification: their TOTP secret, confirmed or still being set up. */
+export interface TwoStep {
+  readonly userUid: string
+  readonly secret: string
+  /** When the user confirmed it with a code (or ops gave it); `null` while the set-up is in progress. */
+  readonly confirmedAt: Date | null
+  /** The time step of the last code accepted: no code of it or an earlier step works again. */
+  readonly lastStep: number | null
+  readonly recoveryCodesLeft: number
 }
 
 export interface SsoEvent {

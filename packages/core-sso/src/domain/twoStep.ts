@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto"
+import { randomInt } from "node:crypto"
 import { Secret, TOTP } from "otpauth"
 
 /** RFC 6238 as authenticator apps expect it: SHA-1, six digits, 30-second steps. */
@@ -39,16 +39,23 @@ export const acceptedStep = (
 }
 
 const RECOVERY_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
+const RECOVERY_LETTERS = 16
 
-/** Ten single-use recovery codes, `xxxxx-xxxxx` from an alphabet without look-alikes (about 49 bits each). */
+const grouped = (letters: string) => letters.match(/.{1,4}/g)!.join("-")
+
+/**
+ * Ten single-use recovery codes, `xxxx-xxxx-xxxx-xxxx` from an alphabet without look-alikes: about 79 bits each, so
+ * that their stored hashes cannot be reversed by trying every code.
+ */
 export const newRecoveryCodes = (): ReadonlyArray<string> =>
-  Array.from({ length: 10 }, () => {
-    const letters = [...randomBytes(10)].map((byte) => RECOVERY_ALPHABET[byte % RECOVERY_ALPHABET.length]).join("")
-    return `${letters.slice(0, 5)}-${letters.slice(5)}`
-  })
+  Array.from({ length: 10 }, () =>
+    grouped(Array.from({ length: RECOVERY_LETTERS }, () => RECOVERY_ALPHABET[randomInt(RECOVERY_ALPHABET.length)]).join("")))
 
 /** A recovery code as typed (any case, spaces or dashes anywhere), in the form whose hash is stored. */
 export const normalisedRecoveryCode = (typed: string): string => {
   const letters = typed.toLowerCase().replace(/[\s-]/g, "")
-  return letters.length === 10 ? `${letters.slice(0, 5)}-${letters.slice(5)}` : letters
+  return letters.length === RECOVERY_LETTERS ? grouped(letters) : letters
 }
+
+/** Whether `typed` could be a recovery code rather than an app's six digits. */
+export const looksLikeRecoveryCode = (typed: string): boolean => normalisedRecoveryCode(typed).length === RECOVERY_LETTERS + 3

@@ -28,6 +28,7 @@ export const applicationToWire = (application: Application): AdminApplication =>
   push_updates: application.pushUpdates,
   push_format: application.pushFormat,
   require_pkce: application.requirePkce,
+  require_2sv: application.requireTwoStep,
   retired: application.retired,
   created_at: application.createdAt.toISOString()
 })
@@ -115,7 +116,8 @@ export const adminHandlers = <ApiId extends string, E, R>(
             ...(payload.permissions === undefined ? {} : { permissions: payload.permissions }),
             ...(payload.push_updates === undefined ? {} : { pushUpdates: payload.push_updates }),
             ...(payload.push_format === undefined ? {} : { pushFormat: payload.push_format }),
-            ...(payload.require_pkce === undefined ? {} : { requirePkce: payload.require_pkce })
+            ...(payload.require_pkce === undefined ? {} : { requirePkce: payload.require_pkce }),
+            ...(payload.require_2sv === undefined ? {} : { requireTwoStep: payload.require_2sv })
           }), ({ application, clientId, clientSecret }) => ({
             application: { ...applicationToWire(application), client_id: clientId, client_secret: clientSecret }
           })))))

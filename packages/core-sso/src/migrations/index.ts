@@ -2,6 +2,7 @@ import { migrateSchema } from "@civicstack/kit"
 import { createPushCredentials } from "./createPushCredentials"
 import { createSigningKeys } from "./createSigningKeys"
 import { createSsoTables } from "./createSsoTables"
+import { createTwoStep } from "./createTwoStep"
 import { dropTokenForeignKeys } from "./dropTokenForeignKeys"
 
 /** Creates the `sso` schema and brings its tables up to date; safe to run from several copies at once. */
@@ -12,6 +13,7 @@ export const migrate = migrateSchema({
     "1_create_sso": createSsoTables,
     "2_create_push_credentials": createPushCredentials,
     "3_create_signing_keys": createSigningKeys,
-    "4_drop_token_foreign_keys": dropTokenForeignKeys
+    "4_drop_token_foreign_keys": dropTokenForeignKeys,
+    "5_create_two_step": createTwoStep
   }
 })

@@ -8,6 +8,7 @@ import type { StoreError } from "../storage/SsoStore"
 import { accessProblem } from "../domain/access"
 import { permissionsOn } from "./access"
 import { SsoParts } from "./SsoParts"
+import { hasTwoStep, twoStepRequired } from "./TwoStep"
 
 /** The query of `GET /oauth/authorize`, each parameter once (a repeated one is a bad request). */
 export type AuthorizeQuery = Readonly<Record<string, string | ReadonlyArray<string>>>
@@ -25,6 +26,8 @@ export type AuthorizeOutcome =
   | { readonly _tag: "SignInRequired"; readonly application: Application }
   /** Signed in, but without permission to use the application. */
   | { readonly _tag: "NoAccess"; readonly application: Application; readonly user: User; readonly reason: string }
+  /** Signed in, but two-step verification is required of the user and not set up: set it up, then come back. */
+  | { readonly _tag: "TwoStepSetUpRequired"; readonly application: Application }
 
 /** The browser's signed-in user, if any, and when they entered their password. */
 export interface Signed {
@@ -96,6 +99,9 @@ export class Authorization extends Context.Tag("@civicstack/core-sso/Authorizati
             const { authTime, user } = signedIn.value
             const problem = accessProblem(user, application, yield* permissionsOn(store, user.uid, application.id))
             if (problem !== undefined) return { _tag: "NoAccess", application, user, reason: problem } as const
+            if ((yield* twoStepRequired(store, user.uid, application)) && !(yield* hasTwoStep(store, user.uid))) {
+              return { _tag: "TwoStepSetUpRequired", application } as const
+            }
             const at = yield* now
             const code = newSecret()
             yield* store.insertGrant({

@@ -27,6 +27,7 @@ export interface NewApplication {
   readonly pushUpdates?: boolean
   readonly pushFormat?: PushFormat
   readonly requirePkce?: boolean
+  readonly requireTwoStep?: boolean
   /** Credentials chosen by the caller (bootstrap files); otherwise new ones are made. */
   readonly clientId?: string
   readonly clientSecret?: string
@@ -187,7 +188,8 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
         permissions: normalisePermissions([SIGNIN, ...(pushUpdates ? [USER_UPDATE_PERMISSION] : []), ...(input.permissions ?? [])]),
         pushUpdates,
         pushFormat: input.pushFormat ?? "seed",
-        requirePkce: input.requirePkce ?? false
+        requirePkce: input.requirePkce ?? false,
+        requireTwoStep: input.requireTwoStep ?? false
       })
 
       const ensureApplication = (input: NewApplication) =>

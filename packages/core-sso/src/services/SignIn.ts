@@ -6,6 +6,7 @@ import { StoreError } from "../storage/SsoStore"
 import { enqueuePushes } from "./pushQueue"
 import { SsoParts } from "./SsoParts"
 import { makeThrottle } from "./throttle"
+import { hasTwoStep, passSecondStep } from "./TwoStep"
 
 /** Why a sign-in did not succeed, as the sign-in page tells the person. */
 export class SignInRefused extends Schema.TaggedError<SignInRefused>()("SignInRefused", {
@@ -13,15 +14,25 @@ export class SignInRefused extends Schema.TaggedError<SignInRefused>()("SignInRe
   message: Schema.String
 }) {}
 
+/** The two-step code was wrong, used before, or came too late; `signInAgain` when the password must come first. */
+export class SecondStepRefused extends Schema.TaggedError<SecondStepRefused>()("SecondStepRefused", {
+  message: Schema.String,
+  signInAgain: Schema.Boolean
+}) {}
+
 export class SignInThrottled extends Schema.TaggedError<SignInThrottled>()("SignInThrottled", {
   retryAfterSeconds: Schema.Number
 }) {}
 
-/** What the browser keeps: the session id (its cookie) and the CSRF token of its forms. */
+/**
+ * What the browser keeps: the session id (its cookie) and the CSRF token of its forms. A session awaiting its second
+ * step signs in to nothing until the user's two-step code completes it.
+ */
 export interface StartedSession {
   readonly sessionId: string
   readonly csrfToken: string
   readonly user: User
+  readonly awaitingSecondStep: boolean
 }
 
 export interface CurrentSession {
@@ -30,6 +41,10 @@ export interface CurrentSession {
 }
 
 const INVALID = "The email address or password is not right, or the account is locked. Check them and try again."
+const TOO_LATE = "Too long has passed since you entered your password, or you have signed out. Sign in again."
+const WRONG_CODE = "That code is not right, or it has been used already. Enter the code your app shows now."
+const LOCKED_BY_CODES =
+  "Too many wrong codes were entered, so this account is locked for an hour. An administrator can unlock it sooner."
 
 /**
  * Signing in with a password and the browser sessions that follow. An unknown email, a wrong password and any
@@ -47,6 +62,17 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
    * the session's greatest age.
    */
   readonly current: (sessionId: string) => Effect.Effect<Option.Option<CurrentSession>, StoreError>
+  /** The session of a session id that awaits its second step, while the code may still come. */
+  readonly awaitingSecondStep: (sessionId: string) => Effect.Effect<Option.Option<CurrentSession>, StoreError>
+  /**
+   * The second step: the app's code or a recovery code. It completes the sign-in with a new session id (the waiting
+   * one ends). Wrong codes count towards the account's lock as wrong passwords do.
+   */
+  readonly secondStep: (input: {
+    readonly sessionId: string
+    readonly code: string
+    readonly address: string
+  }) => Effect.Effect<StartedSession, SecondStepRefused | SignInThrottled | StoreError>
   readonly signOut: (sessionId: string) => Effect.Effect<Option.Option<User>, StoreError>
 }>() {
   static readonly layer = Layer.effect(
@@ -60,34 +86,64 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
       const record = (kind: string, userUid: string | null, detail: Record<string, unknown> = {}) =>
         Effect.flatMap(now, (at) => store.appendEvent({ at, kind, userUid, applicationId: null, detail }))
 
-      const current = (sessionId: string) =>
+      /** The session of a session id, seen now; none once idle too long, older than its greatest age, or its user suspended. */
+      const live = (sessionId: string, at: Date) =>
         Effect.gen(function*() {
-          if (!isSecretShaped(sessionId)) return Option.none()
-          const at = yield* now
+          if (!isSecretShaped(sessionId)) return Option.none<CurrentSession>()
           const idleSince = new Date(at.getTime() - Duration.toMillis(settings.sessionIdleTimeout))
           const session = yield* store.touchSession(hashSecret(sessionId), idleSince, at)
-          if (Option.isNone(session)) return Option.none()
+          if (Option.isNone(session)) return Option.none<CurrentSession>()
           if (session.value.authTime.getTime() <= at.getTime() - Duration.toMillis(settings.sessionMaxAge)) {
             yield* store.deleteSession(session.value.idHash)
-            return Option.none()
+            return Option.none<CurrentSession>()
           }
           const user = yield* store.userByUid(session.value.userUid)
-          if (Option.isNone(user) || user.value.suspendedAt !== null) return Option.none()
+          if (Option.isNone(user) || user.value.suspendedAt !== null) return Option.none<CurrentSession>()
           return Option.some({ session: session.value, user: user.value })
         })
 
-      /** A lock in force is neither extended nor told apart: the right password gets the wrong one's answer. */
-      const countFailure = (user: User, at: Date, locked: boolean) =>
+      const current = (sessionId: string) =>
+        Effect.flatMap(now, (at) => Effect.map(live(sessionId, at), Option.filter(({ session }) => !session.awaitingSecondStep)))
+
+      const awaitingSecondStep = (sessionId: string) =>
+        Effect.flatMap(now, (at) =>
+          Effect.map(
+            live(sessionId, at),
+            Option.filter(({ session }) =>
+              session.awaitingSecondStep &&
+              session.authTime.getTime() > at.getTime() - Duration.toMillis(limits.secondStepWithin)
+            )
+          ))
+
+      const startSession = (user: User, at: Date, awaitingSecondStep: boolean) =>
         Effect.gen(function*() {
-          if (locked) return yield* record("sign_in_refused", user.uid, { reason: "locked" })
-          const counted = yield* store.recordFailedSignIn(user.uid, {
-            at,
-            lockAfter: limits.lockAfter,
-            lockUntil: new Date(at.getTime() + Duration.toMillis(limits.lockFor))
+          const sessionId = newSecret()
+          const csrfToken = newSecret()
+          yield* store.insertSession({
+            idHash: hashSecret(sessionId),
+            userUid: user.uid,
+            csrfToken,
+            authTime: at,
+            lastSeenAt: at,
+            awaitingSecondStep
           })
-          const justLocked = Option.exists(counted, (after) => after.failedSignIns === limits.lockAfter)
-          yield* record(justLocked ? "account_locked" : "sign_in_failed", user.uid)
+          return { sessionId, csrfToken, user, awaitingSecondStep }
         })
+
+      /**
+       * Counts a wrong password or code towards the account's lock; answers whether this one locked it. A lock in force
+       * is neither extended nor told apart: the right password gets the wrong one's answer.
+       */
+      const countFailure = (user: User, at: Date, lockAfter: number, failedKind: string) =>
+        Effect.gen(function*() {
+          const lockUntil = new Date(at.getTime() + Duration.toMillis(limits.lockFor))
+          const counted = yield* store.recordFailedSignIn(user.uid, { at, lockAfter, lockUntil })
+          const justLocked = Option.exists(counted, (after) => after.lockedUntil?.getTime() === lockUntil.getTime())
+          yield* record(justLocked ? "account_locked" : failedKind, user.uid, justLocked ? { after: failedKind } : {})
+          return justLocked
+        })
+
+      const isLocked = (user: User, at: Date) => user.lockedUntil !== null && user.lockedUntil.getTime() > at.getTime()
 
       return {
         signIn: ({ address, email, password }) =>
@@ -102,10 +158,10 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
             if (wait !== undefined) return yield* new SignInThrottled({ retryAfterSeconds: wait })
             const user = Option.getOrNull(yield* store.userByEmail(email.trim()))
             const rightPassword = yield* passwords.verifyOrDummy(user?.passwordHash ?? null, password)
-            const locked = user?.lockedUntil != null && user.lockedUntil.getTime() > at.getTime()
-            if (user === null || !rightPassword || locked) {
+            if (user === null || !rightPassword || isLocked(user, at)) {
               yield* throttle.recordFailure(rules, at)
-              if (user !== null) yield* countFailure(user, at, locked)
+              if (user !== null && isLocked(user, at)) yield* record("sign_in_refused", user.uid, { reason: "locked" })
+              else if (user !== null) yield* countFailure(user, at, limits.lockAfter, "sign_in_failed")
               return yield* new SignInRefused({ reason: "invalid", message: INVALID })
             }
             if (user.suspendedAt !== null) {
@@ -115,13 +171,49 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
                 message: "This account is suspended. Ask an administrator if you think this is a mistake."
               })
             }
+            // the count of failures goes on until the second step passes, so a known password cannot reset it
+            if (yield* hasTwoStep(store, user.uid)) return yield* startSession(user, at, true)
             yield* store.clearFailedSignIns(user.uid)
-            const sessionId = newSecret()
-            const csrfToken = newSecret()
-            yield* store.insertSession({ idHash: hashSecret(sessionId), userUid: user.uid, csrfToken, authTime: at, lastSeenAt: at })
+            const started = yield* startSession(user, at, false)
             yield* record("signed_in", user.uid)
-            return { sessionId, csrfToken, user }
+            return started
           }),
+        secondStep: ({ address, code, sessionId }) =>
+          Effect.gen(function*() {
+            const at = yield* now
+            const rules = [{ key: `sign-in:${address}`, limit: limits.perAddress }]
+            const wait = yield* throttle.retryAfter(rules, at)
+            if (wait !== undefined) return yield* new SignInThrottled({ retryAfterSeconds: wait })
+            const waiting = yield* awaitingSecondStep(sessionId)
+            if (Option.isNone(waiting)) {
+              return yield* new SecondStepRefused({ signInAgain: true, message: TOO_LATE })
+            }
+            const { session, user } = waiting.value
+            const lockedOut = Effect.zipRight(
+              store.deleteSession(session.idHash),
+              new SecondStepRefused({ signInAgain: true, message: LOCKED_BY_CODES })
+            )
+            if (isLocked(user, at)) return yield* lockedOut
+            const method = yield* passSecondStep(store, user.uid, code, at)
+            if (Option.isNone(method)) {
+              yield* throttle.recordFailure(rules, at)
+              if (yield* countFailure(user, at, limits.lockAfterWrongCodes, "two_step_failed")) return yield* lockedOut
+              return yield* new SecondStepRefused({ signInAgain: false, message: WRONG_CODE })
+            }
+            yield* store.clearFailedSignIns(user.uid)
+            yield* store.deleteSession(session.idHash)
+            const started = yield* startSession(user, at, false)
+            yield* record("signed_in", user.uid, { second_step: method.value })
+            if (method.value === "recovery_code") {
+              const left = Option.match(yield* store.twoStepOf(user.uid), {
+                onNone: () => 0,
+                onSome: (twoStep) => twoStep.recoveryCodesLeft
+              })
+              yield* record("recovery_code_used", user.uid, { recovery_codes_left: left })
+            }
+            return started
+          }),
+        awaitingSecondStep,
         current,
         signOut: (sessionId) =>
           Effect.gen(function*() {

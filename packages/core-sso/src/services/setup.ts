@@ -22,7 +22,8 @@ export const BootstrapDocument = Schema.Struct({
       permissions: Schema.optional(Names),
       push_updates: Schema.optional(Schema.Boolean),
       push_format: Schema.optional(Schema.Literal("seed", "gds-sso")),
-      require_pkce: Schema.optional(Schema.Boolean)
+      require_pkce: Schema.optional(Schema.Boolean),
+      require_2sv: Schema.optional(Schema.Boolean)
     })),
     { default: () => [] }
   ),
@@ -132,6 +133,7 @@ export const applyBootstrap = (document: BootstrapDocument) =>
           ...(application.push_updates === undefined ? {} : { pushUpdates: application.push_updates }),
           ...(application.push_format === undefined ? {} : { pushFormat: application.push_format }),
           ...(application.require_pkce === undefined ? {} : { requirePkce: application.require_pkce }),
+          ...(application.require_2sv === undefined ? {} : { requireTwoStep: application.require_2sv }),
           ...(application.client_id === undefined ? {} : { clientId: application.client_id }),
           ...(application.client_secret === undefined ? {} : { clientSecret: application.client_secret })
         })

@@ -10,6 +10,7 @@ import type {
   SignInSession,
   SigningKey,
   SsoEvent,
+  TwoStep,
   User
 } from "../domain/records"
 
@@ -137,6 +138,28 @@ export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoSt
   /** A successful sign-in or an admin's unlock: the count starts again and any lock ends. */
   readonly clearFailedSignIns: (uid: string) => Effect.Effect<Option.Option<User>, StoreError>
 
+  /** The user's two-step verification, confirmed or being set up. */
+  readonly twoStepOf: (uid: string) => Effect.Effect<Option.Option<TwoStep>, StoreError>
+  /** Starts a set-up with `secret` unless one is confirmed or in progress; answers the one that stands. */
+  readonly beginTwoStep: (uid: string, secret: string) => Effect.Effect<TwoStep, StoreError>
+  /**
+   * Confirms the set-up in progress, `lastStep` being the step of the code that confirmed it (`null` for a secret ops
+   * gave), and makes `recoveryCodeHashes` the user's recovery codes; false when no set-up was in progress.
+   */
+  readonly confirmTwoStep: (
+    uid: string,
+    confirmation: { readonly at: Date; readonly lastStep: number | null; readonly recoveryCodeHashes: ReadonlyArray<string> }
+  ) => Effect.Effect<boolean, StoreError>
+  /** Takes `step` as the step of the user's latest code when it comes after the last one taken; false otherwise. */
+  readonly useTotpStep: (uid: string, step: number) => Effect.Effect<boolean, StoreError>
+  /** Marks one of the user's unused recovery codes used; false when `codeHash` is none of them. */
+  readonly useRecoveryCode: (uid: string, codeHash: string, at: Date) => Effect.Effect<boolean, StoreError>
+  /** Removes the user's two-step verification and recovery codes; false when they had none. */
+  readonly removeTwoStep: (uid: string) => Effect.Effect<boolean, StoreError>
+  /** Every stored TOTP secret, as stored: for sealing them again under a new key. */
+  readonly twoStepSecrets: Effect.Effect<ReadonlyArray<{ readonly userUid: string; readonly secret: string }>, StoreError>
+  readonly replaceTwoStepSecret: (uid: string, secret: string) => Effect.Effect<void, StoreError>
+
   readonly permissionsOf: (uid: string) => Effect.Effect<ReadonlyArray<ApplicationPermissions>, StoreError>
   /** Replaces the user's permissions on one application; an empty list removes them all. */
   readonly setPermissions: (
@@ -204,7 +227,8 @@ export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoSt
     now: Date
   ) => Effect.Effect<Option.Option<SignInSession>, StoreError>
   readonly deleteSession: (idHash: string) => Effect.Effect<void, StoreError>
-  readonly deleteSessionsOf: (uid: string) => Effect.Effect<void, StoreError>
+  /** Ends the user's sessions, all or all but one. */
+  readonly deleteSessionsOf: (uid: string, options?: { readonly except: string }) => Effect.Effect<void, StoreError>
 
   /** Newest first. */
   readonly signingKeys: Effect.Effect<ReadonlyArray<SigningKey>, StoreError>

@@ -8,6 +8,7 @@ import type {
   SignInSession,
   SigningKey,
   SsoEvent,
+  TwoStep,
   User
 } from "../domain/records"
 import { accessProblem } from "../domain/access"
@@ -31,6 +32,9 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
   const events: Array<SsoEvent> = []
   const pushCredentials = new Map<string, PushCredential>()
   const signingKeys: Array<SigningKey> = []
+  const twoSteps = new Map<string, Omit<TwoStep, "recoveryCodesLeft">>()
+  /** Per user, each recovery code's hash and when it was used. */
+  const recoveryCodes = new Map<string, Map<string, Date | null>>()
 
   const find = <A>(values: Iterable<A>, test: (value: A) => boolean) =>
     Effect.sync(() => Option.fromNullable([...values].find(test)))
@@ -60,6 +64,11 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
       users.set(uid, changed)
       return Option.some(changed)
     })
+
+  const withCodesLeft = (twoStep: Omit<TwoStep, "recoveryCodesLeft">): TwoStep => ({
+    ...twoStep,
+    recoveryCodesLeft: [...(recoveryCodes.get(twoStep.userUid)?.values() ?? [])].filter((usedAt) => usedAt === null).length
+  })
 
   const use = <A extends { readonly usedAt: Date | null }>(records: Map<string, A>, hash: string, now: Date) =>
     Effect.sync(() => {
@@ -145,6 +154,46 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
         return { ...user, failedSignIns, lockedUntil }
       }),
     clearFailedSignIns: (uid) => modifyUser(uid, (user) => ({ ...user, failedSignIns: 0, lockedUntil: null })),
+
+    twoStepOf: (uid) => Effect.sync(() => Option.map(Option.fromNullable(twoSteps.get(uid)), withCodesLeft)),
+    beginTwoStep: (uid, secret) =>
+      Effect.sync(() => {
+        if (!twoSteps.has(uid)) twoSteps.set(uid, { userUid: uid, secret, confirmedAt: null, lastStep: null })
+        return withCodesLeft(twoSteps.get(uid)!)
+      }),
+    confirmTwoStep: (uid, { at, lastStep, recoveryCodeHashes }) =>
+      Effect.sync(() => {
+        const pending = twoSteps.get(uid)
+        if (pending === undefined || pending.confirmedAt !== null) return false
+        twoSteps.set(uid, { ...pending, confirmedAt: at, lastStep })
+        recoveryCodes.set(uid, new Map(recoveryCodeHashes.map((hash) => [hash, null])))
+        return true
+      }),
+    useTotpStep: (uid, step) =>
+      Effect.sync(() => {
+        const twoStep = twoSteps.get(uid)
+        if (twoStep?.confirmedAt == null || (twoStep.lastStep !== null && step <= twoStep.lastStep)) return false
+        twoSteps.set(uid, { ...twoStep, lastStep: step })
+        return true
+      }),
+    useRecoveryCode: (uid, codeHash, at) =>
+      Effect.sync(() => {
+        const codes = recoveryCodes.get(uid)
+        if (codes === undefined || codes.get(codeHash) !== null) return false
+        codes.set(codeHash, at)
+        return true
+      }),
+    removeTwoStep: (uid) =>
+      Effect.sync(() => {
+        recoveryCodes.delete(uid)
+        return twoSteps.delete(uid)
+      }),
+    twoStepSecrets: Effect.sync(() => [...twoSteps.values()].map(({ secret, userUid }) => ({ userUid, secret }))),
+    replaceTwoStepSecret: (uid, secret) =>
+      Effect.sync(() => {
+        const twoStep = twoSteps.get(uid)
+        if (twoStep !== undefined) twoSteps.set(uid, { ...twoStep, secret })
+      }),
 
     permissionsOf: (uid) =>
       Effect.sync(() =>
@@ -235,9 +284,11 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
         return Option.some(seen)
       }),
     deleteSession: (idHash) => Effect.sync(() => void sessions.delete(idHash)),
-    deleteSessionsOf: (uid) =>
+    deleteSessionsOf: (uid, options) =>
       Effect.sync(() => {
-        for (const [idHash, session] of sessions) if (session.userUid === uid) sessions.delete(idHash)
+        for (const [idHash, session] of sessions) {
+          if (session.userUid === uid && idHash !== options?.except) sessions.delete(idHash)
+        }
       }),
 
     signingKeys: Effect.sync(() => [...signingKeys].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())),

@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import type { Sealer } from "../domain/sealing"
-import type { SigningKey } from "../domain/records"
+import type { SigningKey, TwoStep } from "../domain/records"
 import type { PushCredential, SsoStore } from "./SsoStore"
 import { StoreError } from "./SsoStore"
 
@@ -16,7 +16,7 @@ const opened = <A>(operation: string, open: () => A) =>
   })
 
 /**
- * `store` with the signing keys' private parts and the push tokens sealed by `sealer` as they are written and opened
+ * `store` with the signing keys' private parts, the push tokens and the TOTP secrets sealed by `sealer` as they are written and opened
  * as they are read: the services see plaintext, the database holds none.
  */
 export const sealedStore = (store: Store, sealer: Sealer): Store => {
@@ -25,6 +25,7 @@ export const sealedStore = (store: Store, sealer: Sealer): Store => {
     return text === undefined ? key : { ...key, privateJwk: JSON.parse(sealer.open(text)) }
   }
   const openCredential = (credential: PushCredential): PushCredential => ({ ...credential, token: sealer.open(credential.token) })
+  const openTwoStep = <A extends Pick<TwoStep, "secret">>(twoStep: A): A => ({ ...twoStep, secret: sealer.open(twoStep.secret) })
   return {
     ...store,
     signingKeys: Effect.flatMap(store.signingKeys, (keys) => opened("signingKeys", () => keys.map(openKey))),
@@ -33,7 +34,12 @@ export const sealedStore = (store: Store, sealer: Sealer): Store => {
     pushCredential: (applicationId) =>
       Effect.flatMap(store.pushCredential(applicationId), (found) => opened("pushCredential", () => Option.map(found, openCredential))),
     allPushCredentials: Effect.flatMap(store.allPushCredentials, (all) => opened("allPushCredentials", () => all.map(openCredential))),
-    savePushCredential: (credential) => store.savePushCredential({ ...credential, token: sealer.seal(credential.token) })
+    savePushCredential: (credential) => store.savePushCredential({ ...credential, token: sealer.seal(credential.token) }),
+    twoStepOf: (uid) => Effect.flatMap(store.twoStepOf(uid), (found) => opened("twoStepOf", () => Option.map(found, openTwoStep))),
+    beginTwoStep: (uid, secret) =>
+      Effect.flatMap(store.beginTwoStep(uid, sealer.seal(secret)), (begun) => opened("beginTwoStep", () => openTwoStep(begun))),
+    twoStepSecrets: Effect.flatMap(store.twoStepSecrets, (all) => opened("twoStepSecrets", () => all.map(openTwoStep))),
+    replaceTwoStepSecret: (uid, secret) => store.replaceTwoStepSecret(uid, sealer.seal(secret))
   }
 }
 
@@ -55,6 +61,12 @@ export const resealStored = (store: Store, sealer: Sealer) =>
       if (sealer.isCurrent(credential.token)) continue
       const token = yield* opened("resealStored", () => sealer.open(credential.token))
       yield* store.savePushCredential({ ...credential, token: sealer.seal(token) })
+      resealed++
+    }
+    for (const { secret, userUid } of yield* store.twoStepSecrets) {
+      if (sealer.isCurrent(secret)) continue
+      const plain = yield* opened("resealStored", () => sealer.open(secret))
+      yield* store.replaceTwoStepSecret(userUid, sealer.seal(plain))
       resealed++
     }
     return resealed

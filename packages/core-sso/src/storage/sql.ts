@@ -8,6 +8,7 @@ import type { Listen } from "./sql/holders"
 import { keyMethods } from "./sql/keys"
 import { sessionMethods } from "./sql/sessions"
 import { tokenMethods } from "./sql/tokens"
+import { twoStepMethods } from "./sql/twoStep"
 import { makeSsoSqlTools } from "./sql/tools"
 import { userMethods } from "./sql/users"
 
@@ -36,6 +37,7 @@ const makeSqlStore = (options: SqlStoreOptions) => Effect.gen(function*() {
     ...userMethods(tools),
     ...(yield* tokenMethods(tools)),
     ...sessionMethods(tools),
+    ...twoStepMethods(tools),
     ...keyMethods(tools),
     ...eventMethods(tools)
   }

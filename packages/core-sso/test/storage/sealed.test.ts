@@ -17,11 +17,12 @@ const signingKey = {
   retiredAt: null
 }
 const credential = { applicationId: "app-1", tokenId: "t1", token: "the push token", expiresAt: new Date(1000) }
+const totpSecret = "JBSWY3DPEHPK3PXPJBSWY3DP"
 
 /** Everything as the database holds it, as one text. */
 const storedText = Effect.gen(function*() {
   const store = yield* SsoStore
-  return JSON.stringify([yield* store.signingKeys, yield* store.allPushCredentials])
+  return JSON.stringify([yield* store.signingKeys, yield* store.allPushCredentials, yield* store.twoStepSecrets])
 })
 
 describe("sealed secrets", () => {
@@ -42,11 +43,14 @@ describe("sealed secrets", () => {
       const store = sealedStore(stored, makeSealer([newKey]))
       yield* store.insertSigningKey(signingKey)
       yield* store.savePushCredential(credential)
+      expect((yield* store.beginTwoStep("u1", totpSecret)).secret).toBe(totpSecret)
       expect(yield* store.signingKeys).toEqual([signingKey])
       expect(yield* store.pushCredential("app-1")).toEqual(Option.some(credential))
+      expect(Option.getOrThrow(yield* store.twoStepOf("u1")).secret).toBe(totpSecret)
       const text = yield* storedText
       expect(text).not.toContain("the private part")
       expect(text).not.toContain("the push token")
+      expect(text).not.toContain(totpSecret)
     }).pipe(Effect.provide(layerMemory())))
 
   it.effect("sealing again takes what was stored in the clear, and then what an old key sealed, to the new key", () =>
@@ -54,15 +58,18 @@ describe("sealed secrets", () => {
       const stored = yield* SsoStore
       yield* stored.insertSigningKey(signingKey)
       yield* stored.savePushCredential(credential)
-      expect(yield* resealStored(stored, makeSealer([oldKey]))).toBe(2)
+      yield* stored.beginTwoStep("u1", totpSecret)
+      expect(yield* resealStored(stored, makeSealer([oldKey]))).toBe(3)
       expect(yield* storedText).not.toContain("the private part")
+      expect(yield* storedText).not.toContain(totpSecret)
       // rotation: the new key seals, the old one still opens until everything is sealed again
       const rotated = makeSealer([newKey, oldKey])
-      expect(yield* resealStored(stored, rotated)).toBe(2)
+      expect(yield* resealStored(stored, rotated)).toBe(3)
       expect(yield* resealStored(stored, rotated)).toBe(0)
       const withNewKeyOnly = sealedStore(stored, makeSealer([newKey]))
       expect(yield* withNewKeyOnly.signingKeys).toEqual([signingKey])
       expect(yield* withNewKeyOnly.pushCredential("app-1")).toEqual(Option.some(credential))
+      expect(Option.getOrThrow(yield* withNewKeyOnly.twoStepOf("u1")).secret).toBe(totpSecret)
     }).pipe(Effect.provide(layerMemory())))
 
   it.effect("a secret sealed under a key that is gone fails loudly, naming the problem", () =>

@@ -20,6 +20,7 @@ export const anApplication = (overrides: Partial<Application> = {}): Application
   pushUpdates: true,
   pushFormat: "seed",
   requirePkce: false,
+  requireTwoStep: false,
   retired: false,
   createdAt: start,
   ...overrides
@@ -146,7 +147,12 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       const store = yield* SsoStore
       yield* store.insertApplication(anApplication())
       yield* store.insertApplication(anApplication({ id: "app-2", name: "Alerts", clientIdHash: "client-id-hash-2" }))
-      const changed = anApplication({ redirectUris: ["https://publisher.example/new"], retired: true, pushFormat: "gds-sso" })
+      const changed = anApplication({
+        redirectUris: ["https://publisher.example/new"],
+        retired: true,
+        pushFormat: "gds-sso",
+        requireTwoStep: true
+      })
       yield* store.updateApplication(changed)
       expect(Option.getOrThrow(yield* store.applicationById("app-1"))).toEqual(changed)
       const clash = yield* Effect.flip(store.updateApplication(anApplication({ name: "Alerts" })))
@@ -580,16 +586,72 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
 
     test("a session lives while it is seen within the idle time", Effect.gen(function*() {
       const store = yield* withApplicationAndUser
-      const session = { idHash: "s1", userUid: aUser().uid, csrfToken: "csrf", authTime: at(0), lastSeenAt: at(0) }
+      const session = {
+        idHash: "s1",
+        userUid: aUser().uid,
+        csrfToken: "csrf",
+        authTime: at(0),
+        lastSeenAt: at(0),
+        awaitingSecondStep: false
+      }
       yield* store.insertSession(session)
       expect(Option.getOrThrow(yield* store.touchSession("s1", at(-1800), at(100))).lastSeenAt).toEqual(at(100))
       expect(yield* store.touchSession("s1", at(100), at(2000))).toEqual(Option.none())
       expect(Option.isSome(yield* store.touchSession("s1", at(99), at(200)))).toBe(true)
       yield* store.deleteSession("s1")
       expect(yield* store.touchSession("s1", at(0), at(300))).toEqual(Option.none())
-      yield* store.insertSession({ ...session, idHash: "s2" })
-      yield* store.deleteSessionsOf(aUser().uid)
+      yield* store.insertSession({ ...session, idHash: "s2", awaitingSecondStep: true })
+      yield* store.insertSession({ ...session, idHash: "s3" })
+      expect(Option.getOrThrow(yield* store.touchSession("s2", at(-1), at(1))).awaitingSecondStep).toBe(true)
+      yield* store.deleteSessionsOf(aUser().uid, { except: "s3" })
       expect(yield* store.touchSession("s2", at(-1), at(1))).toEqual(Option.none())
+      expect(Option.isSome(yield* store.touchSession("s3", at(-1), at(1)))).toBe(true)
+      yield* store.deleteSessionsOf(aUser().uid)
+      expect(yield* store.touchSession("s3", at(-1), at(1))).toEqual(Option.none())
+    }))
+
+    test("two-step verification: a set-up keeps its secret until confirmed, then codes and recovery codes work once", Effect.gen(function*() {
+      const store = yield* withApplicationAndUser
+      const uid = aUser().uid
+      expect(yield* store.twoStepOf(uid)).toEqual(Option.none())
+      expect(yield* store.useTotpStep(uid, 5)).toBe(false)
+      const begun = yield* store.beginTwoStep(uid, "FIRSTSECRETAAAAA")
+      expect(begun).toEqual({ userUid: uid, secret: "FIRSTSECRETAAAAA", confirmedAt: null, lastStep: null, recoveryCodesLeft: 0 })
+      expect((yield* store.beginTwoStep(uid, "SECONDSECRETBBBB")).secret).toBe("FIRSTSECRETAAAAA")
+      expect(yield* store.useTotpStep(uid, 5)).toBe(false)
+      const step = 57_000_000
+      expect(yield* store.confirmTwoStep(uid, { at: at(10), lastStep: step, recoveryCodeHashes: ["h1", "h2"] })).toBe(true)
+      expect(yield* store.confirmTwoStep(uid, { at: at(11), lastStep: null, recoveryCodeHashes: [] })).toBe(false)
+      expect(Option.getOrThrow(yield* store.twoStepOf(uid))).toEqual({
+        userUid: uid,
+        secret: "FIRSTSECRETAAAAA",
+        confirmedAt: at(10),
+        lastStep: step,
+        recoveryCodesLeft: 2
+      })
+      expect((yield* store.beginTwoStep(uid, "THIRDSECRETCCCCC")).confirmedAt).toEqual(at(10))
+      // a step is taken once, and never one before the last
+      expect(yield* store.useTotpStep(uid, step)).toBe(false)
+      expect(yield* store.useTotpStep(uid, step + 1)).toBe(true)
+      expect(yield* store.useTotpStep(uid, step + 1)).toBe(false)
+      expect(yield* store.useTotpStep(uid, step - 1)).toBe(false)
+      expect(yield* store.useRecoveryCode(uid, "h1", at(20))).toBe(true)
+      expect(yield* store.useRecoveryCode(uid, "h1", at(21))).toBe(false)
+      expect(yield* store.useRecoveryCode(uid, "h3", at(21))).toBe(false)
+      expect(yield* store.useRecoveryCode("another-user", "h2", at(21))).toBe(false)
+      expect(Option.getOrThrow(yield* store.twoStepOf(uid)).recoveryCodesLeft).toBe(1)
+      expect(yield* store.twoStepSecrets).toEqual([{ userUid: uid, secret: "FIRSTSECRETAAAAA" }])
+      yield* store.replaceTwoStepSecret(uid, "RESEALEDSECRETDD")
+      expect(Option.getOrThrow(yield* store.twoStepOf(uid)).secret).toBe("RESEALEDSECRETDD")
+      expect(yield* store.removeTwoStep(uid)).toBe(true)
+      expect(yield* store.removeTwoStep(uid)).toBe(false)
+      expect(yield* store.twoStepOf(uid)).toEqual(Option.none())
+      expect(yield* store.useRecoveryCode(uid, "h2", at(22))).toBe(false)
+      // a new set-up after a reset starts without the old recovery codes
+      yield* store.beginTwoStep(uid, "FOURTHSECRETEEEE")
+      expect(yield* store.confirmTwoStep(uid, { at: at(30), lastStep: null, recoveryCodeHashes: [] })).toBe(true)
+      expect(Option.getOrThrow(yield* store.twoStepOf(uid)).recoveryCodesLeft).toBe(0)
+      expect(yield* store.useTotpStep(uid, 1)).toBe(true)
     }))
 
     test("lists events newest first, for one user or all", Effect.gen(function*() {

@@ -9,7 +9,7 @@ header { background: #0b0c0c; color: #ffffff; padding: 0.75rem 1.5rem; font-weig
 main { max-width: 30rem; margin: 2rem auto; background: #ffffff; padding: 1.5rem 2rem 2rem; border-top: 5px solid #1d70b8; }
 h1 { font-size: 1.75rem; margin: 0 0 1rem; }
 label { display: block; font-weight: 700; margin: 1rem 0 0.25rem; }
-input[type=email], input[type=password] { box-sizing: border-box; width: 100%; font: inherit; padding: 0.4rem; border: 2px solid #0b0c0c; }
+input[type=email], input[type=password], input[type=text] { box-sizing: border-box; width: 100%; font: inherit; padding: 0.4rem; border: 2px solid #0b0c0c; }
 button { margin-top: 1.5rem; font: inherit; font-weight: 700; padding: 0.5rem 1rem; color: #ffffff; background: #00703c; border: 0; box-shadow: 0 2px 0 #002d18; cursor: pointer; }
 button.secondary { background: #505a5f; box-shadow: 0 2px 0 #222222; }
 :focus-visible { outline: 3px solid #ffdd00; outline-offset: 0; box-shadow: 0 0 0 5px #0b0c0c; }
@@ -17,6 +17,11 @@ button.secondary { background: #505a5f; box-shadow: 0 2px 0 #222222; }
 .problem h2 { font-size: 1.1rem; margin: 0 0 0.25rem; }
 .note { color: #484949; }
 a { color: #1d70b8; }
+h2 { font-size: 1.25rem; margin: 1.5rem 0 0.5rem; }
+.qr svg { display: block; width: 12rem; height: 12rem; margin: 0.75rem 0; }
+code { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 1.05rem; }
+.secret { word-spacing: 0.3rem; }
+.codes { columns: 2; padding-left: 1.25rem; }
 `
 
 const STYLE_HASH = `'sha256-${createHash("sha256").update(STYLE, "utf8").digest("base64")}'`

@@ -45,7 +45,147 @@ export const SignedInPage = (props: { readonly name: string; readonly email: str
       Signed in as {props.name} ({props.email}). Go back to the application you were using, or sign out of every
       application here.
     </p>
+    <p>
+      <a href="/account">Your account and two-step verification</a>
+    </p>
     <SignOutForm csrfToken={props.csrfToken} />
+  </Layout>
+)
+
+const ReturnTo = (props: { readonly returnTo: string | undefined }) =>
+  props.returnTo === undefined ? null : <input type="hidden" name="return_to" value={props.returnTo} />
+
+const withReturnTo = (path: string, returnTo: string | undefined, extra: Record<string, string> = {}) => {
+  const query = new URLSearchParams({ ...extra, ...(returnTo === undefined ? {} : { return_to: returnTo }) }).toString()
+  return query === "" ? path : `${path}?${query}`
+}
+
+/** The second step of signing in: the code the user's app shows, or one of their recovery codes. */
+export const SecondStepPage = (props: {
+  readonly csrfToken: string
+  readonly returnTo: string | undefined
+  readonly recovery: boolean
+  readonly problem?: string
+}) => (
+  <Layout title={props.recovery ? "Use a recovery code" : "Enter your code"}>
+    <h1>{props.recovery ? "Use a recovery code" : "Enter your code"}</h1>
+    <ProblemSummary message={props.problem} />
+    <form method="post" action="/users/two_step">
+      <input type="hidden" name="authenticity_token" value={props.csrfToken} />
+      <ReturnTo returnTo={props.returnTo} />
+      {props.recovery
+        ? (
+          <>
+            <label for="code">Recovery code</label>
+            <p class="note" id="code-hint">One of the codes you saved when you set up two-step verification. Each works once.</p>
+            <input id="code" name="code" type="text" autocomplete="off" spellcheck={false} aria-describedby="code-hint" required />
+          </>
+        )
+        : (
+          <>
+            <label for="code">Code from your authenticator app</label>
+            <p class="note" id="code-hint">The 6 digits your app shows for this account now.</p>
+            <input
+              id="code"
+              name="code"
+              type="text"
+              inputMode="numeric"
+              autocomplete="one-time-code"
+              aria-describedby="code-hint"
+              required
+            />
+          </>
+        )}
+      <button type="submit">Continue</button>
+    </form>
+    <p>
+      {props.recovery
+        ? <a href={withReturnTo("/users/two_step", props.returnTo)}>Use the code from your app instead</a>
+        : <a href={withReturnTo("/users/two_step", props.returnTo, { method: "recovery" })}>Use a recovery code instead</a>}
+    </p>
+  </Layout>
+)
+
+const dateText = (date: Date) => date.toISOString().slice(0, 10)
+
+export const AccountPage = (props: {
+  readonly name: string
+  readonly email: string
+  readonly csrfToken: string
+  readonly twoStep: { readonly since: Date; readonly recoveryCodesLeft: number } | undefined
+}) => (
+  <Layout title="Your account">
+    <h1>Your account</h1>
+    <p>Signed in as {props.name} ({props.email}).</p>
+    <h2>Two-step verification</h2>
+    {props.twoStep === undefined
+      ? (
+        <>
+          <p>Two-step verification is off. With it on, signing in takes your password and a code from an app on your phone.</p>
+          <p>
+            <a href="/account/two_step">Set up two-step verification</a>
+          </p>
+        </>
+      )
+      : (
+        <p>
+          Two-step verification is on, since {dateText(props.twoStep.since)}. You have {props.twoStep.recoveryCodesLeft}{" "}
+          unused recovery {props.twoStep.recoveryCodesLeft === 1 ? "code" : "codes"}. If you lose your phone and your
+          recovery codes, ask an administrator to reset it.
+        </p>
+      )}
+    <SignOutForm csrfToken={props.csrfToken} />
+  </Layout>
+)
+
+/** The secret in groups of four, as it is easiest to type into an app. */
+const groupedSecret = (secret: string) => secret.replace(/=+$/, "").match(/.{1,4}/g)!.join(" ")
+
+export const TwoStepSetUpPage = (props: {
+  readonly csrfToken: string
+  readonly returnTo: string | undefined
+  readonly required: boolean
+  readonly secret: string
+  readonly qrSvg: string
+  readonly problem?: string
+}) => (
+  <Layout title="Set up two-step verification">
+    <h1>Set up two-step verification</h1>
+    <ProblemSummary message={props.problem} />
+    {props.required ? <p>Your account must use two-step verification. Set it up to continue.</p> : null}
+    <ol>
+      <li>Install an authenticator app on your phone, if you do not have one.</li>
+      <li>
+        In the app, add an account by scanning this QR code:
+        <div class="qr" role="img" aria-label="QR code of your two-step verification key" dangerouslySetInnerHTML={{ __html: props.qrSvg }} />
+        or by typing this key: <code class="secret">{groupedSecret(props.secret)}</code>
+      </li>
+      <li>Enter the 6-digit code the app shows.</li>
+    </ol>
+    <form method="post" action="/account/two_step">
+      <input type="hidden" name="authenticity_token" value={props.csrfToken} />
+      <ReturnTo returnTo={props.returnTo} />
+      <label for="code">Code from your authenticator app</label>
+      <input id="code" name="code" type="text" inputMode="numeric" autocomplete="one-time-code" required />
+      <button type="submit">Turn on two-step verification</button>
+    </form>
+  </Layout>
+)
+
+export const RecoveryCodesPage = (props: { readonly codes: ReadonlyArray<string>; readonly continueTo: string }) => (
+  <Layout title="Save your recovery codes">
+    <h1>Two-step verification is on</h1>
+    <h2>Save your recovery codes</h2>
+    <p>
+      If you lose your phone, each of these codes signs you in once instead of a code from the app. Keep them somewhere
+      safe, such as a password manager. They are shown only now.
+    </p>
+    <ul class="codes">
+      {props.codes.map((code) => <li key={code}><code>{code}</code></li>)}
+    </ul>
+    <p>
+      <a href={props.continueTo}>I have saved my recovery codes: continue</a>
+    </p>
   </Layout>
 )
 

@@ -17,6 +17,7 @@ export const ApplicationRow = Schema.Struct({
   push_updates: Schema.Boolean,
   push_format: Schema.Literal("seed", "gds-sso"),
   require_pkce: Schema.Boolean,
+  require_two_step: Schema.Boolean,
   retired: Schema.Boolean,
   created_at: Timestamp
 })
@@ -33,6 +34,7 @@ export const toApplication = (row: typeof ApplicationRow.Type): Application => (
   pushUpdates: row.push_updates,
   pushFormat: row.push_format,
   requirePkce: row.require_pkce,
+  requireTwoStep: row.require_two_step,
   retired: row.retired,
   createdAt: row.created_at
 })
@@ -51,7 +53,7 @@ type ApplicationMethods = Pick<
 export const applicationMethods = ({ firstRow, memory, rows, sql, write }: SsoSqlTools): ApplicationMethods => {
   const applicationsByClientId = memory.table<Application>(1_000)
   const applicationColumns = sql.unsafe(`id, name, description, home_uri, redirect_uris, client_id_hash,
-    client_secret_hash, permissions, push_updates, push_format, require_pkce, retired, created_at`)
+    client_secret_hash, permissions, push_updates, push_format, require_pkce, require_two_step, retired, created_at`)
 
   const applicationWhere = (operation: string, condition: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
     Effect.map(firstRow(operation, ApplicationRow, condition), Option.map(toApplication))
@@ -60,11 +62,11 @@ export const applicationMethods = ({ firstRow, memory, rows, sql, write }: SsoSq
     insertApplication: (application) =>
       write("insertApplication", sql`
         INSERT INTO sso.applications (id, name, description, home_uri, redirect_uris, client_id_hash,
-          client_secret_hash, permissions, push_updates, push_format, require_pkce, retired, created_at)
+          client_secret_hash, permissions, push_updates, push_format, require_pkce, require_two_step, retired, created_at)
         VALUES (${application.id}, ${application.name}, ${application.description}, ${application.homeUri},
           ${json(application.redirectUris)}::jsonb, ${application.clientIdHash}, ${application.clientSecretHash},
           ${json(application.permissions)}::jsonb, ${application.pushUpdates}, ${application.pushFormat},
-          ${application.requirePkce}, ${application.retired}, ${timestamp(application.createdAt)}::timestamptz)`),
+          ${application.requirePkce}, ${application.requireTwoStep}, ${application.retired}, ${timestamp(application.createdAt)}::timestamptz)`),
     updateApplication: (application) =>
       write("updateApplication", sql`
         UPDATE sso.applications SET name = ${application.name}, description = ${application.description},
@@ -72,6 +74,7 @@ export const applicationMethods = ({ firstRow, memory, rows, sql, write }: SsoSq
           client_id_hash = ${application.clientIdHash}, client_secret_hash = ${application.clientSecretHash},
           permissions = ${json(application.permissions)}::jsonb, push_updates = ${application.pushUpdates},
           push_format = ${application.pushFormat}, require_pkce = ${application.requirePkce},
+          require_two_step = ${application.requireTwoStep},
           retired = ${application.retired}
         WHERE id = ${application.id}`),
     applicationById: (id) =>

@@ -9,7 +9,8 @@ const SessionRow = Schema.Struct({
   user_uid: Schema.String,
   csrf_token: Schema.String,
   auth_time: Timestamp,
-  last_seen_at: Timestamp
+  last_seen_at: Timestamp,
+  awaiting_second_step: Schema.Boolean
 })
 
 const AttemptsRow = Schema.Struct({ count: Schema.Number, oldest: OptionalTimestamp, latest: OptionalTimestamp })
@@ -58,25 +59,26 @@ export const sessionMethods = ({ firstRow, memory, rows, sql, storeError }: SsoS
 
   insertSession: (session) =>
     sql`
-      INSERT INTO sso.sessions (id_hash, user_uid, csrf_token, auth_time, last_seen_at)
+      INSERT INTO sso.sessions (id_hash, user_uid, csrf_token, auth_time, last_seen_at, awaiting_second_step)
       VALUES (${session.idHash}, ${session.userUid}, ${session.csrfToken}, ${timestamp(session.authTime)}::timestamptz,
-        ${timestamp(session.lastSeenAt)}::timestamptz)`.pipe(Effect.asVoid, Effect.mapError(storeError("insertSession"))),
+        ${timestamp(session.lastSeenAt)}::timestamptz, ${session.awaitingSecondStep})`.pipe(Effect.asVoid, Effect.mapError(storeError("insertSession"))),
   touchSession: (idHash, idleSince, now) =>
     Effect.map(
       firstRow("touchSession", SessionRow, sql`
         UPDATE sso.sessions SET last_seen_at = ${timestamp(now)}::timestamptz
         WHERE id_hash = ${idHash} AND last_seen_at > ${timestamp(idleSince)}::timestamptz
-        RETURNING id_hash, user_uid, csrf_token, auth_time, last_seen_at`),
+        RETURNING id_hash, user_uid, csrf_token, auth_time, last_seen_at, awaiting_second_step`),
       Option.map((row) => ({
         idHash: row.id_hash,
         userUid: row.user_uid,
         csrfToken: row.csrf_token,
         authTime: row.auth_time,
-        lastSeenAt: row.last_seen_at
+        lastSeenAt: row.last_seen_at,
+        awaitingSecondStep: row.awaiting_second_step
       }))
     ),
   deleteSession: (idHash) =>
     sql`DELETE FROM sso.sessions WHERE id_hash = ${idHash}`.pipe(Effect.asVoid, Effect.mapError(storeError("deleteSession"))),
-  deleteSessionsOf: (uid) =>
-    sql`DELETE FROM sso.sessions WHERE user_uid = ${uid}`.pipe(Effect.asVoid, Effect.mapError(storeError("deleteSessionsOf")))
+  deleteSessionsOf: (uid, options) =>
+    sql`DELETE FROM sso.sessions WHERE user_uid = ${uid} AND id_hash <> ${options?.except ?? ""}`.pipe(Effect.asVoid, Effect.mapError(storeError("deleteSessionsOf")))
 })
