@@ -143,6 +143,17 @@ const unsuspend = simpleUserCommand("unsuspend", "Let a suspended user sign in a
 const unlock = simpleUserCommand("unlock", "End the lock that wrong passwords put on an account", (uid) =>
   Effect.flatMap(Sso.Directory, (directory) => directory.unlock(uid)))
 
+const resetTwoStep = Command.make("reset-2sv", { email, json }, (options) =>
+  run(Effect.gen(function*() {
+    const user = yield* userByEmail(options.email)
+    const removed = yield* (yield* Sso.TwoStepVerification).reset(user.user.uid)
+    yield* print(options.json, { email: user.user.email, two_step_removed: removed }, [
+      removed
+        ? `Two-step verification of ${user.user.email} is removed. They set it up again at their next sign-in if it is required of them.`
+        : `${user.user.email} had no two-step verification.`
+    ])
+  }))).pipe(Command.withDescription("Remove a user's two-step verification, for someone who lost their app and recovery codes"))
+
 const issueToken = Command.make("issue-token", {
   email,
   application,
@@ -181,5 +192,5 @@ const rotateKey = Command.make("rotate-key", { json }, (options) =>
 
 export const ssoCommand = Command.make("sso").pipe(
   Command.withDescription("Sign-on administration on the server's database (DATA_DIR or DATABASE_URL)"),
-  Command.withSubcommands([createApp, createUser, grant, suspend, unsuspend, unlock, issueToken, revokeToken, listUsers, rotateKey])
+  Command.withSubcommands([createApp, createUser, grant, suspend, unsuspend, unlock, resetTwoStep, issueToken, revokeToken, listUsers, rotateKey])
 )

@@ -2,10 +2,12 @@ import { Duration, Effect, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { ADMIN, normalisePermissions, SIGNIN, SSO_APPLICATION } from "../domain/permissions"
 import { hashSecret } from "../domain/secrets"
+import { isTotpSecret } from "../domain/twoStep"
 import { Actor } from "./Actor"
 import { Directory } from "./Directory"
 import type { UserDetails } from "./Directory"
 import { SsoParts } from "./SsoParts"
+import { TwoStepVerification } from "./TwoStep"
 
 const Names = Schema.Array(Schema.String)
 
@@ -32,6 +34,10 @@ export const BootstrapDocument = Schema.Struct({
       email: Schema.String,
       name: Schema.String,
       password: Schema.optional(Schema.String),
+      /** A TOTP secret given to the user, confirmed: automated environments sign in with its codes. */
+      otp_secret: Schema.optional(Schema.String.pipe(Schema.filter((secret) =>
+        isTotpSecret(secret) || "must be base32 (A to Z and 2 to 7), at least 16 characters"
+      ))),
       admin: Schema.optional(Schema.Boolean),
       api_user: Schema.optional(Schema.Boolean),
       organisation_slug: Schema.optional(Schema.NullOr(Schema.String)),
@@ -115,6 +121,7 @@ export const applyBootstrap = (document: BootstrapDocument) =>
   Effect.gen(function*() {
     const { passwords, settings, store } = yield* SsoParts
     const directory = yield* Directory
+    const twoStep = yield* TwoStepVerification
     return yield* store.exclusively(Effect.gen(function*() {
       const secrets: Array<NewSecret> = []
       yield* directory.ensureApplication(ssoApplication(settings.issuer))
@@ -176,6 +183,7 @@ export const applyBootstrap = (document: BootstrapDocument) =>
             yield* directory.setPassword(user.uid, entry.password)
           }
         }
+        if (entry.otp_secret !== undefined) yield* twoStep.give(details.user.uid, entry.otp_secret)
         const wanted: Record<string, ReadonlyArray<string>> = { ...entry.permissions }
         if (entry.admin === true) wanted[SSO_APPLICATION] = normalisePermissions([...(wanted[SSO_APPLICATION] ?? []), SIGNIN, ADMIN])
         for (const [application, permissions] of Object.entries(wanted)) {
