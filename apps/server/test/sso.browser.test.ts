@@ -1,28 +1,23 @@
-import axe from "axe-core"
-import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startInProcessServer } from "./inProcessServer"
 import type { InProcessServer } from "./inProcessServer"
 import { writeBootstrap } from "./sso/bootstrap"
 import { launchChromium } from "./sso/chromium"
+import { authorizeUrl as authorizeUrlOf, expectAccessible, newPage as newPageIn, signInWithPassword, startClientApp } from "./sso/pages"
 
 const CLIENT_ID = "3333333333333333cccccccccccccccc"
 const PASSWORD = "a password for the browser"
 
 let server: InProcessServer
 let browser: Browser
-let clientApp: Http.Server
+let clientApp: Awaited<ReturnType<typeof startClientApp>>
 let callbackUrl: string
 let bootstrap: Awaited<ReturnType<typeof writeBootstrap>>
 
 beforeAll(async () => {
-  clientApp = Http.createServer((_request, response) => {
-    response.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end("<!doctype html><title>Client</title><h1>Back at the client</h1>")
-  })
-  await new Promise<void>((resolve) => clientApp.listen(0, "127.0.0.1", resolve))
-  callbackUrl = `http://127.0.0.1:${(clientApp.address() as AddressInfo).port}/auth/callback`
+  clientApp = await startClientApp()
+  callbackUrl = clientApp.callbackUrl
   bootstrap = await writeBootstrap({
     applications: [{
       name: "Publisher",
@@ -43,32 +38,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await server?.close()
-  await new Promise((resolve) => clientApp?.close(resolve))
+  await clientApp?.close()
   await bootstrap?.remove()
 })
 
-const authorizeUrl = () =>
-  `${server.url}/oauth/authorize?${new URLSearchParams({
-    response_type: "code",
-    client_id: CLIENT_ID,
-    redirect_uri: callbackUrl,
-    state: "browser-state"
-  })}`
+const authorizeUrl = () => authorizeUrlOf(server.url, CLIENT_ID, callbackUrl)
 
-/** axe-core on the page as it is; the pages' CSP allows no scripts, so the context bypasses it for the check only. */
-const expectAccessible = async (page: Page) => {
-  await page.addScriptTag({ content: axe.source })
-  const results = await page.evaluate(() => (globalThis as unknown as { axe: typeof axe }).axe.run())
-  expect(results.violations.map(({ help, id, nodes }) => ({ id, help, nodes: nodes.map((node) => node.html) }))).toEqual([])
-}
+const newPage = () => newPageIn(browser)
 
-const newPage = async () => (await browser.newContext({ bypassCSP: true, javaScriptEnabled: true })).newPage()
-
-const signIn = async (page: Page, email: string, password = PASSWORD) => {
-  await page.getByLabel("Email address").fill(email)
-  await page.getByLabel("Password").fill(password)
-  await page.getByRole("button", { name: "Sign in" }).click()
-}
+const signIn = (page: Page, email: string, password = PASSWORD) => signInWithPassword(page, email, password)
 
 describe("the sign-in pages in a real browser", () => {
   it("signs in from an application's request and goes back to it with a code", async () => {
