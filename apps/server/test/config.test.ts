@@ -62,7 +62,7 @@ describe("server configuration", () => {
     const missing = parseServerConfig({ NODE_ENV: "production", ALERTS_AUTH_TOKEN_SECRET: "x".repeat(32) })
     expect(Either.isLeft(missing) ? missing.left.problems : []).toEqual([
       "SSO_ISSUER must be the single sign-on's https:// URL when NODE_ENV=production (the issuer of its tokens)",
-      "SSO_ENCRYPTION_KEY must be set when NODE_ENV=production (the key its signing keys and push tokens are sealed under)"
+      "SSO_ENCRYPTION_KEY must be set when NODE_ENV=production (the key its signing keys, push tokens and two-step secrets are sealed under)"
     ])
     const key = Buffer.alloc(32, 7).toString("base64")
     const config = Either.getOrThrow(parseServerConfig({

@@ -37,6 +37,15 @@ describe("the bootstrap file", () => {
     }
   })
 
+  it("an otp_secret that is not base32 stops the start, naming the field", async () => {
+    const bad = await writeBootstrap({ users: [{ email: "a@example.com", name: "A", otp_secret: "not base32!" }] })
+    try {
+      await expect(startInProcessServer({ CIVICSTACK_BOOTSTRAP: bad.file, SERVICES: "sso" })).rejects.toThrow(/otp_secret[\s\S]*base32/)
+    } finally {
+      await bad.remove()
+    }
+  })
+
   it("a bad file stops the start with a message naming it", async () => {
     const bad = await writeBootstrap({ applications: [{ name: 3 }] })
     try {

@@ -3,7 +3,9 @@ import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startInProcessServer } from "./inProcessServer"
 import { startCli } from "./serverProcess"
+import { writeBootstrap } from "./sso/bootstrap"
 
 let dataDir: string
 
@@ -64,5 +66,24 @@ describe("civicstack sso", () => {
     const taken = await sso("create-user", "--email", "ADA@example.com", "--name", "Again")
     expect(taken.exitCode).toBe(2)
     expect(taken.output).toContain("That email is already taken")
+  })
+  it("reset-2sv removes a user's two-step verification, and says so when there was none", { timeout: 120_000 }, async () => {
+    const bootstrap = await writeBootstrap({
+      users: [{ email: "otto@example.com", name: "Otto", password: "a password for otto", otp_secret: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP" }]
+    })
+    try {
+      const server = await startInProcessServer({ DATA_DIR: dataDir, CIVICSTACK_BOOTSTRAP: bootstrap.file, SERVICES: "sso" })
+      await server.close()
+    } finally {
+      await bootstrap.remove()
+    }
+    const reset = await sso("reset-2sv", "--email", "otto@example.com", "--json")
+    expect(reset.exitCode, reset.output).toBe(0)
+    expect(parsed(reset.stdout)).toEqual({ email: "otto@example.com", two_step_removed: true })
+    const again = await sso("reset-2sv", "--email", "otto@example.com")
+    expect(again.exitCode, again.output).toBe(0)
+    expect(again.stdout).toContain("otto@example.com had no two-step verification")
+    const unknown = await sso("reset-2sv", "--email", "nobody@example.com")
+    expect(unknown.exitCode).toBe(2)
   })
 })

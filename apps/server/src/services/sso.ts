@@ -29,7 +29,7 @@ export const ssoSettings: ServiceSettings<"sso", { readonly sso: Config.Config.S
       : ["SSO_ISSUER must be the single sign-on's https:// URL when NODE_ENV=production (the issuer of its tokens)"],
     ...Option.isSome(sso.encryptionKeys)
       ? []
-      : ["SSO_ENCRYPTION_KEY must be set when NODE_ENV=production (the key its signing keys and push tokens are sealed under)"]
+      : ["SSO_ENCRYPTION_KEY must be set when NODE_ENV=production (the key its signing keys, push tokens and two-step secrets are sealed under)"]
   ]
 }
 
@@ -112,7 +112,7 @@ export const ssoServiceLayer = (config: ServerConfig) => {
         config.dataDir,
         "sso-encryption-key",
         "base64",
-        "Single sign-on: its signing keys and push tokens are sealed under a key made now and kept in the data directory; set SSO_ENCRYPTION_KEY to keep it elsewhere"
+        "Single sign-on: its signing keys, push tokens and two-step secrets are sealed under a key made now and kept in the data directory; set SSO_ENCRYPTION_KEY to keep it elsewhere"
       ), "base64"))]
     return Sso.layerSql({ ...settings, encryptionKeys, listen })
   }))

@@ -52,7 +52,8 @@ describe("the admin API", () => {
       home_uri: "https://alerts.example",
       redirect_uris: ["https://alerts.example/auth/callback"],
       push_updates: true,
-      push_format: "gds-sso"
+      push_format: "gds-sso",
+      require_2sv: true
     })
     expect(created.status).toBe(201)
     expect(created.headers.get("cache-control")).toBe("no-store")
@@ -62,7 +63,7 @@ describe("the admin API", () => {
     expect(application.permissions).toEqual(["signin", "user_update_permission"])
     const listed = await json(await admin("GET", "/admin/applications"))
     const found = listed.applications.find((entry: any) => entry.name === "Alerts admin")
-    expect(found).toMatchObject({ push_format: "gds-sso", push_updates: true })
+    expect(found).toMatchObject({ push_format: "gds-sso", push_updates: true, require_2sv: true, require_pkce: false })
     expect(found).not.toHaveProperty("client_secret")
     expect(found).not.toHaveProperty("client_id")
   })
