@@ -74,11 +74,13 @@ describe("the sign-in pages in a real browser", () => {
     await expectAccessible(page)
   })
 
-  it("the signed-in page signs out of every application", async () => {
+  it("signing in without an application lands on the home page, which lists the user's applications and signs out", async () => {
     const page = await newPage()
     await page.goto(`${server.url}/users/sign_in`)
     await signIn(page, "ada@example.com")
-    await page.waitForSelector("h1:has-text('You are signed in')")
+    await page.waitForSelector("h1:has-text('Your applications')")
+    expect(await page.getByRole("link", { name: "Publisher" }).getAttribute("href")).toBe("https://publisher.example")
+    expect(await page.getByRole("link", { name: "Users" }).count()).toBe(0)
     await expectAccessible(page)
     await page.getByRole("button", { name: "Sign out" }).click()
     await page.waitForSelector("h1:has-text('You have signed out')")

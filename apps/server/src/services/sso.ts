@@ -1,7 +1,7 @@
 import * as Sso from "@civicstack/core-sso"
 import { JobQueue } from "@civicstack/jobs"
 import { DatabaseNotifications } from "../database"
-import { AdminGroup, BrowserGroup, OAuthGroup } from "@civicstack/core-sso/api"
+import { AdminGroup, BrowserGroup, ManageGroup, OAuthGroup } from "@civicstack/core-sso/api"
 import type { AccessCheck } from "@civicstack/kit/access"
 import { Forbidden, Unauthenticated } from "@civicstack/kit/access"
 import * as HttpApi from "@effect/platform/HttpApi"
@@ -34,7 +34,7 @@ export const ssoSettings: ServiceSettings<"sso", { readonly sso: Config.Config.S
 }
 
 /** The SSO's endpoints as this server serves them, under the server's API identifier. */
-const api = HttpApi.make("civicstack").add(OAuthGroup).add(BrowserGroup).add(AdminGroup)
+const api = HttpApi.make("civicstack").add(OAuthGroup).add(BrowserGroup).add(AdminGroup).add(ManageGroup)
 
 export class BootstrapFileError extends Schema.TaggedError<BootstrapFileError>()("BootstrapFileError", {
   file: Schema.String,

@@ -110,5 +110,33 @@ export class BrowserGroup extends HttpApiGroup.make("browser")
   .add(HttpApiEndpoint.post("twoStepSetUp", "/account/two_step").setPayload(CodeForm).addSuccess(Html))
 {}
 
+const UserPath = Schema.Struct({ uid: Schema.String })
+
+/** Any form; each page reads the fields it knows and checks them itself. */
+const AnyForm = Schema.Record({ key: Schema.String, value: Schema.String }).pipe(
+  HttpApiSchema.withEncoding({ kind: "UrlParams" })
+)
+
+const userAction = <const Name extends string, const Path extends `/${string}`>(name: Name, path: Path) =>
+  HttpApiEndpoint.post(name, path).setPath(UserPath).setPayload(AnyForm).addSuccess(Html)
+
+/**
+ * The pages of the people who use the sign-on: the home page of every user, and the pages where administrators
+ * manage users. HTML, working without JavaScript, under the rules of the sign-in pages.
+ */
+export class ManageGroup extends HttpApiGroup.make("manage")
+  .add(HttpApiEndpoint.get("home", "/").addSuccess(Html))
+  .add(HttpApiEndpoint.get("users", "/manage/users").addSuccess(Html))
+  .add(HttpApiEndpoint.get("user", "/manage/users/:uid").setPath(UserPath).addSuccess(Html))
+  .add(userAction("setPermissions", "/manage/users/:uid/permissions"))
+  .add(userAction("suspend", "/manage/users/:uid/suspend"))
+  .add(userAction("unsuspend", "/manage/users/:uid/unsuspend"))
+  .add(userAction("unlock", "/manage/users/:uid/unlock"))
+  .add(userAction("resetTwoStep", "/manage/users/:uid/reset_2sv"))
+{}
+
+/** Every group of the SSO's endpoints: what a host adds to its `HttpApi` to serve them with `ssoHandlers`. */
+export type SsoGroups = typeof OAuthGroup | typeof BrowserGroup | typeof AdminGroup | typeof ManageGroup
+
 /** The SSO's API on its own, as client apps and the SDK see it. */
-export class SsoApi extends HttpApi.make("sso").add(OAuthGroup).add(BrowserGroup).add(AdminGroup) {}
+export class SsoApi extends HttpApi.make("sso").add(OAuthGroup).add(BrowserGroup).add(AdminGroup).add(ManageGroup) {}

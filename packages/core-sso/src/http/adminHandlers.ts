@@ -4,9 +4,9 @@ import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Duration, Effect } from "effect"
-import type { AdminApplication, AdminGroup, AdminUser } from "../api/admin"
+import type { AdminApplication, AdminUser } from "../api/admin"
 import { AdminConflict, AdminForbidden, AdminInvalid, AdminNotFound } from "../api/admin"
-import type { BrowserGroup, OAuthGroup } from "../api/SsoApi"
+import type { SsoGroups } from "../api/SsoApi"
 import type { InvalidInput, NotFound } from "../domain/errors"
 import { ADMIN, SSO_APPLICATION } from "../domain/permissions"
 import type { Application, SsoEvent } from "../domain/records"
@@ -72,7 +72,7 @@ const unauthorized = (description: string) =>
   })
 
 export const adminHandlers = <ApiId extends string, E, R>(
-  api: HttpApi.HttpApi<ApiId, typeof OAuthGroup | typeof BrowserGroup | typeof AdminGroup, E, R>
+  api: HttpApi.HttpApi<ApiId, SsoGroups, E, R>
 ) =>
   HttpApiBuilder.group(api, "admin", (handlers) =>
     Effect.gen(function*() {

@@ -4,17 +4,14 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Either, Option } from "effect"
-import { timingSafeEqual } from "node:crypto"
 import QRCode from "qrcode"
-import type { AdminGroup } from "../api/admin"
-import type { BrowserGroup, OAuthGroup } from "../api/SsoApi"
+import type { SsoGroups } from "../api/SsoApi"
 import { isSecretShaped, newSecret } from "../domain/secrets"
 import { Authorization } from "../services/Authorization"
 import { SignIn } from "../services/SignIn"
 import type { CurrentSession, StartedSession } from "../services/SignIn"
 import { TwoStepVerification } from "../services/TwoStep"
-import { SsoParts } from "../services/SsoParts"
-import { contentSecurityPolicy, renderPage } from "./pages/layout"
+import { makePageTools, returnToOf, safeReturnTo, sameToken, withReturnTo } from "./pageTools"
 import {
   AccountPage,
   ErrorPage,
@@ -28,76 +25,21 @@ import {
 } from "./pages/pages"
 import { clientAddress, queryOf, readForm } from "./requests"
 
-/**
- * The session's and the sign-in form's cookies. Secure ones take the `__Host-` prefix, which browsers accept only
- * from https, without a domain and for the whole site, so that no other host or plain-http page can plant them.
- */
-const cookieNames = (secure: boolean) => {
-  const prefix = secure ? "__Host-" : ""
-  return { SESSION_COOKIE: `${prefix}civicstack_sso_session`, CSRF_COOKIE: `${prefix}civicstack_sso_csrf` }
-}
-
-const sameToken = (a: string | undefined, b: string | undefined) =>
-  a !== undefined && b !== undefined && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b))
-
-const RETURN_PATHS = ["/oauth/authorize", "/account", "/account/two_step"]
-
-/**
- * Where to go after signing in or setting up two-step verification: only back to an authorization request or an
- * account page of this server, so the parameter cannot send anyone elsewhere.
- */
-const safeReturnTo = (value: string | undefined): string | undefined => {
-  if (value === undefined || !value.startsWith("/") || value.startsWith("//")) return undefined
-  const url = new URL(value, "http://host")
-  return url.origin === "http://host" && RETURN_PATHS.includes(url.pathname) ? `${url.pathname}${url.search}` : undefined
-}
-
-const returnToOf = (url: string) => safeReturnTo(new URL(url, "http://host").searchParams.get("return_to") ?? undefined)
-
-const withReturnTo = (path: string, returnTo: string | undefined) =>
-  returnTo === undefined ? path : `${path}?${new URLSearchParams({ return_to: returnTo })}`
-
 /** The QR code of a set-up's `otpauth://` URI, drawn on the server so the page needs no script. */
 const qrCodeSvg = (uri: string) =>
   Effect.promise(() => QRCode.toString(uri, { type: "svg", margin: 2, errorCorrectionLevel: "M" }))
 
 export const browserHandlers = <ApiId extends string, E, R>(
-  api: HttpApi.HttpApi<ApiId, typeof OAuthGroup | typeof BrowserGroup | typeof AdminGroup, E, R>
+  api: HttpApi.HttpApi<ApiId, SsoGroups, E, R>
 ) =>
   HttpApiBuilder.group(api, "browser", (handlers) =>
     Effect.gen(function*() {
-      const { settings } = yield* SsoParts
+      const tools = yield* makePageTools
+      const { CSRF_COOKIE, SESSION_COOKIE, cookieOptions, currentSession, html, redirect, settings, signedInOnly } = tools
       const addressOf = clientAddressOf(settings.trustProxy)
       const signIn = yield* SignIn
       const authorization = yield* Authorization
       const twoStep = yield* TwoStepVerification
-      const secure = settings.secureCookies ?? (settings.issuer.startsWith("https:") || settings.production)
-      const cookieOptions = { httpOnly: true, sameSite: "lax", secure, path: "/" } as const
-      const { CSRF_COOKIE, SESSION_COOKIE } = cookieNames(secure)
-
-      const html = (page: preact.JSX.Element, status = 200, formTargets: ReadonlyArray<string> = []) =>
-        HttpServerResponse.text(renderPage(page), {
-          status,
-          contentType: "text/html; charset=utf-8",
-          headers: {
-            "content-security-policy": contentSecurityPolicy(formTargets),
-            "x-content-type-options": "nosniff",
-            "x-frame-options": "DENY",
-            "referrer-policy": "no-referrer",
-            "cache-control": "no-store"
-          }
-        })
-
-      const redirect = (location: string, status: 302 | 303) =>
-        HttpServerResponse.empty({
-          status,
-          headers: { location, "cache-control": "no-store", "referrer-policy": "no-referrer" }
-        })
-
-      const currentSession = (request: HttpServerRequest.HttpServerRequest) => {
-        const sessionId = request.cookies[SESSION_COOKIE]
-        return sessionId === undefined ? Effect.succeed(Option.none()) : signIn.current(sessionId)
-      }
 
       /** The sign-in form's CSRF token: the browser's, or a new one it is given. */
       const formToken = (request: HttpServerRequest.HttpServerRequest) => {
@@ -160,9 +102,8 @@ export const browserHandlers = <ApiId extends string, E, R>(
        */
       const afterSignIn = (started: StartedSession, returnTo: string | undefined) =>
         Effect.gen(function*() {
-          const mustSetUp = (yield* twoStep.required(started.user)) &&
-            (yield* twoStep.status(started.user.uid))._tag === "Off"
-          const location = mustSetUp ? withReturnTo("/account/two_step", returnTo) : (returnTo ?? "/users/sign_in")
+          const mustSetUp = yield* tools.mustSetUpTwoStep(started)
+          const location = mustSetUp ? withReturnTo("/account/two_step", returnTo) : (returnTo ?? "/")
           return withSession(redirect(location, 303), started.sessionId)
         })
 
@@ -208,20 +149,6 @@ export const browserHandlers = <ApiId extends string, E, R>(
             />,
             options.status ?? 200
           )
-        })
-
-      /** A page for a signed-in person; anyone else signs in first and comes back. */
-      const signedInOnly = <E,>(
-        request: HttpServerRequest.HttpServerRequest,
-        page: (signedIn: CurrentSession) => Effect.Effect<HttpServerResponse.HttpServerResponse, E>
-      ) =>
-        Effect.gen(function*() {
-          const session = yield* currentSession(request)
-          if (Option.isNone(session)) {
-            const url = new URL(request.url, "http://host")
-            return redirect(withReturnTo("/users/sign_in", `${url.pathname}${url.search}`), 303)
-          }
-          return yield* page(session.value)
         })
 
       return handlers
@@ -394,12 +321,12 @@ export const browserHandlers = <ApiId extends string, E, R>(
         .handleRaw("twoStepSetUp", ({ request }) =>
           signedInOnly(request, (signedIn) =>
             Effect.gen(function*() {
-              const form = yield* readForm(request)
-              const fields = Either.getOrElse(form, (): Record<string, string> => ({}))
-              const returnTo = safeReturnTo(fields["return_to"])
-              if (!sameToken(fields["authenticity_token"], signedIn.session.csrfToken)) {
-                return yield* setUpPage(signedIn, { returnTo, status: 403, problem: "The form had expired. Enter the code again." })
+              const form = yield* tools.checkedForm(request, signedIn)
+              if (Option.isNone(form)) {
+                return yield* setUpPage(signedIn, { returnTo: undefined, status: 403, problem: "The form had expired. Enter the code again." })
               }
+              const fields = form.value
+              const returnTo = safeReturnTo(fields["return_to"])
               const confirmed = yield* Effect.either(
                 twoStep.confirm(signedIn.user, fields["code"] ?? "", signedIn.session.idHash)
               )

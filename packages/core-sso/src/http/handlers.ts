@@ -1,9 +1,9 @@
 import type * as HttpApi from "@effect/platform/HttpApi"
 import { Layer } from "effect"
-import type { AdminGroup } from "../api/admin"
-import type { BrowserGroup, OAuthGroup } from "../api/SsoApi"
+import type { SsoGroups } from "../api/SsoApi"
 import { adminHandlers } from "./adminHandlers"
 import { browserHandlers } from "./browserHandlers"
+import { manageHandlers } from "./manageHandlers"
 import { oauthHandlers } from "./oauthHandlers"
 
 /**
@@ -11,5 +11,5 @@ import { oauthHandlers } from "./oauthHandlers"
  * identifier. Storage failures are defects here: the host turns them into 503 or 500 answers.
  */
 export const ssoHandlers = <ApiId extends string, E, R>(
-  api: HttpApi.HttpApi<ApiId, typeof OAuthGroup | typeof BrowserGroup | typeof AdminGroup, E, R>
-) => Layer.mergeAll(oauthHandlers(api), browserHandlers(api), adminHandlers(api))
+  api: HttpApi.HttpApi<ApiId, SsoGroups, E, R>
+) => Layer.mergeAll(oauthHandlers(api), browserHandlers(api), adminHandlers(api), manageHandlers(api))

@@ -7,8 +7,7 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect } from "effect"
 import type { InvalidToken } from "../api/errors"
 import { TokenQueryForm } from "../api/oauth"
-import type { AdminGroup } from "../api/admin"
-import type { BrowserGroup, OAuthGroup } from "../api/SsoApi"
+import type { SsoGroups } from "../api/SsoApi"
 import { OAuthServer } from "../services/OAuthServer"
 import { SsoParts } from "../services/SsoParts"
 import { clientAddress, formRequestOf, header } from "./requests"
@@ -56,7 +55,7 @@ const formEndpoint = (answer: (request: FormRequest) => Effect.Effect<OAuthAnswe
 
 /** The handlers of the OAuth 2 endpoints, for an HttpApi that includes `OAuthGroup` under the host's identifier. */
 export const oauthHandlers = <ApiId extends string, E, R>(
-  api: HttpApi.HttpApi<ApiId, typeof OAuthGroup | typeof BrowserGroup | typeof AdminGroup, E, R>
+  api: HttpApi.HttpApi<ApiId, SsoGroups, E, R>
 ) =>
   HttpApiBuilder.group(api, "oauth", (handlers) =>
     Effect.gen(function*() {

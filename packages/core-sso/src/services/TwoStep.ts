@@ -1,7 +1,6 @@
 import { now } from "@civicstack/kit"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Application, User } from "../domain/records"
-import { ADMIN, SSO_APPLICATION } from "../domain/permissions"
 import { hashSecret } from "../domain/secrets"
 import {
   acceptedStep,
@@ -13,7 +12,7 @@ import {
 } from "../domain/twoStep"
 import type { SsoStore, StoreError } from "../storage/SsoStore"
 import { Actor, actorDetail } from "./Actor"
-import { permissionsOn } from "./access"
+import { isAdministrator } from "./access"
 import { SsoParts } from "./SsoParts"
 
 /** The code typed at set-up is not the app's code for now (or was typed wrongly). */
@@ -60,9 +59,7 @@ export const hasTwoStep = (store: SsoStore["Type"], uid: string) =>
 export const twoStepRequired = (store: SsoStore["Type"], uid: string, application?: Application) =>
   Effect.gen(function*() {
     if (application?.requireTwoStep === true) return true
-    const sso = yield* store.applicationByName(SSO_APPLICATION)
-    if (Option.isNone(sso)) return false
-    return (yield* permissionsOn(store, uid, sso.value.id)).includes(ADMIN)
+    return yield* isAdministrator(store, uid)
   })
 
 /**

@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
 import type { Context } from "effect"
 import { accessProblem } from "../domain/access"
+import { ADMIN, SSO_APPLICATION } from "../domain/permissions"
 import type { Application } from "../domain/records"
 import type { SsoStore } from "../storage/SsoStore"
 
@@ -19,4 +20,12 @@ export const userAccess = (store: Context.Tag.Service<SsoStore>, userUid: string
     const permissions = yield* permissionsOn(store, userUid, application.id)
     const problem = accessProblem(user.value, application, permissions)
     return problem === undefined ? { user: user.value, permissions } as const : { problem } as const
+  })
+
+/** Whether the user holds `admin` on the sign-on's own application. */
+export const isAdministrator = (store: Context.Tag.Service<SsoStore>, uid: string) =>
+  Effect.gen(function*() {
+    const sso = yield* store.applicationByName(SSO_APPLICATION)
+    if (Option.isNone(sso)) return false
+    return (yield* permissionsOn(store, uid, sso.value.id)).includes(ADMIN)
   })

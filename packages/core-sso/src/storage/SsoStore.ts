@@ -156,6 +156,8 @@ export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoSt
   readonly useRecoveryCode: (uid: string, codeHash: string, at: Date) => Effect.Effect<boolean, StoreError>
   /** Removes the user's two-step verification and recovery codes; false when they had none. */
   readonly removeTwoStep: (uid: string) => Effect.Effect<boolean, StoreError>
+  /** The users whose two-step verification is on (confirmed). */
+  readonly usersWithTwoStep: Effect.Effect<ReadonlyArray<string>, StoreError>
   /** Every stored TOTP secret, as stored: for sealing them again under a new key. */
   readonly twoStepSecrets: Effect.Effect<ReadonlyArray<{ readonly userUid: string; readonly secret: string }>, StoreError>
   readonly replaceTwoStepSecret: (uid: string, secret: string) => Effect.Effect<void, StoreError>

@@ -188,6 +188,7 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
         recoveryCodes.delete(uid)
         return twoSteps.delete(uid)
       }),
+    usersWithTwoStep: Effect.sync(() => [...twoSteps.values()].filter((twoStep) => twoStep.confirmedAt !== null).map(({ userUid }) => userUid)),
     twoStepSecrets: Effect.sync(() => [...twoSteps.values()].map(({ secret, userUid }) => ({ userUid, secret }))),
     replaceTwoStepSecret: (uid, secret) =>
       Effect.sync(() => {

@@ -91,7 +91,7 @@ describe("the second step over HTTP", () => {
       return_to: "https://evil.example/oauth/authorize?x=1"
     })
     expect(elsewhere.status).toBe(303)
-    expect(elsewhere.headers.get("location")).toBe("/users/sign_in")
+    expect(elsewhere.headers.get("location")).toBe("/")
   })
 
   it("the set-up form needs its CSRF token: a forged one turns nothing on", async () => {
@@ -102,7 +102,7 @@ describe("the second step over HTTP", () => {
       email: "fay@example.com",
       password: PASSWORD
     }))
-    expect(await signedIn.response.text()).toContain("You are signed in")
+    expect(await signedIn.response.text()).toContain("Your applications")
     const setUp = await (await browser.get("/account/two_step")).text()
     const secret = /<code class="secret">([^<]*)<\/code>/.exec(setUp)![1]!.replaceAll(" ", "")
     const forged = await browser.postForm("/account/two_step", {

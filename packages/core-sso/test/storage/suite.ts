@@ -620,7 +620,9 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       expect((yield* store.beginTwoStep(uid, "SECONDSECRETBBBB")).secret).toBe("FIRSTSECRETAAAAA")
       expect(yield* store.useTotpStep(uid, 5)).toBe(false)
       const step = 57_000_000
+      expect(yield* store.usersWithTwoStep).toEqual([])
       expect(yield* store.confirmTwoStep(uid, { at: at(10), lastStep: step, recoveryCodeHashes: ["h1", "h2"] })).toBe(true)
+      expect(yield* store.usersWithTwoStep).toEqual([uid])
       expect(yield* store.confirmTwoStep(uid, { at: at(11), lastStep: null, recoveryCodeHashes: [] })).toBe(false)
       expect(Option.getOrThrow(yield* store.twoStepOf(uid))).toEqual({
         userUid: uid,

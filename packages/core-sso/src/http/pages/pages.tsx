@@ -31,7 +31,7 @@ export const SignInPage = (props: {
   </Layout>
 )
 
-const SignOutForm = (props: { readonly csrfToken: string }) => (
+export const SignOutForm = (props: { readonly csrfToken: string }) => (
   <form method="post" action="/users/sign_out">
     <input type="hidden" name="authenticity_token" value={props.csrfToken} />
     <button type="submit" class="secondary">Sign out</button>

@@ -22,7 +22,7 @@ const toTwoStep = (row: typeof TwoStepRow.Type): TwoStep => ({
 })
 
 const SecretRow = Schema.Struct({ user_uid: Schema.String, secret: Schema.String })
-const Changed = Schema.Struct({ user_uid: Schema.String })
+const UserUidRow = Schema.Struct({ user_uid: Schema.String })
 
 type TwoStepMethods = Pick<
   SsoStore["Type"],
@@ -32,6 +32,7 @@ type TwoStepMethods = Pick<
   | "useTotpStep"
   | "useRecoveryCode"
   | "removeTwoStep"
+  | "usersWithTwoStep"
   | "twoStepSecrets"
   | "replaceTwoStepSecret"
 >
@@ -50,7 +51,7 @@ export const twoStepMethods = ({ firstRow, rows, sql, storeError, transaction }:
 
   /** Whether the statement changed the row it names (it returns the row's `user_uid`). */
   const changedOne = (operation: string, statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
-    Effect.map(firstRow(operation, Changed, statement), Option.isSome)
+    Effect.map(firstRow(operation, UserUidRow, statement), Option.isSome)
   const run = (operation: string, statement: Effect.Effect<unknown, SqlError>) =>
     Effect.mapError(statement, storeError(operation))
 
@@ -90,6 +91,10 @@ export const twoStepMethods = ({ firstRow, rows, sql, storeError, transaction }:
         run("removeTwoStep", sql`DELETE FROM sso.recovery_codes WHERE user_uid = ${uid}`),
         changedOne("removeTwoStep", sql`DELETE FROM sso.two_step WHERE user_uid = ${uid} RETURNING user_uid`)
       )),
+    usersWithTwoStep: Effect.map(
+      rows("usersWithTwoStep", UserUidRow, sql`SELECT user_uid FROM sso.two_step WHERE confirmed_at IS NOT NULL ORDER BY user_uid`),
+      (found) => found.map((row) => row.user_uid)
+    ),
     twoStepSecrets: rows("twoStepSecrets", SecretRow, sql`SELECT user_uid, secret FROM sso.two_step ORDER BY user_uid`).pipe(
       Effect.map((found) => found.map((row) => ({ userUid: row.user_uid, secret: row.secret })))
     ),

@@ -1,0 +1,226 @@
+import { now } from "@civicstack/kit"
+import type * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Effect, Option } from "effect"
+import type { SsoGroups } from "../api/SsoApi"
+import type { InvalidInput, NotFound } from "../domain/errors"
+import { ADMIN, SIGNIN, SSO_APPLICATION } from "../domain/permissions"
+import type { User } from "../domain/records"
+import { isAdministrator } from "../services/access"
+import { Actor } from "../services/Actor"
+import { Directory } from "../services/Directory"
+import type { UserDetails } from "../services/Directory"
+import type { CurrentSession } from "../services/SignIn"
+import { SsoParts } from "../services/SsoParts"
+import { TwoStepVerification } from "../services/TwoStep"
+import type { AlreadyTaken, StoreError } from "../storage/SsoStore"
+import { HomePage, UserPage, UsersPage } from "./pages/manage"
+import type { UserFilters, UserRow } from "./pages/manage"
+import { ErrorPage } from "./pages/pages"
+import { makePageTools, withReturnTo } from "./pageTools"
+
+const PAGE_SIZE = 50
+
+const filtersOf = (url: string): UserFilters & { readonly page: number } => {
+  const params = new URL(url, "http://host").searchParams
+  const page = Number.parseInt(params.get("page") ?? "1", 10)
+  return {
+    q: (params.get("q") ?? "").trim().slice(0, 200),
+    role: params.get("role") ?? "",
+    state: params.get("state") ?? "",
+    twoStep: params.get("two_step") ?? "",
+    page: Number.isSafeInteger(page) && page > 0 ? page : 1
+  }
+}
+
+const matches = (row: UserRow, filters: UserFilters) => {
+  const { locked, role, twoStep, user } = row
+  const q = filters.q.toLowerCase()
+  if (q !== "" && !user.name.toLowerCase().includes(q) && !user.email.toLowerCase().includes(q)) return false
+  if (filters.role === "administrator" && role !== "administrator") return false
+  if (filters.role === "user" && role !== "user") return false
+  if (filters.role === "api" && role !== "API user") return false
+  if (filters.state === "active" && (user.suspendedAt !== null || locked)) return false
+  if (filters.state === "suspended" && user.suspendedAt === null) return false
+  if (filters.state === "locked" && !locked) return false
+  if (filters.twoStep === "on" && !twoStep) return false
+  if (filters.twoStep === "off" && (twoStep || user.isApiUser)) return false
+  return true
+}
+
+/** The fields of the permissions form: `grant.<application id>.<permission>` for each box ticked. */
+const grantedIn = (fields: Readonly<Record<string, string>>, applicationId: string) =>
+  Object.keys(fields)
+    .filter((name) => name.startsWith(`grant.${applicationId}.`))
+    .map((name) => name.slice(`grant.${applicationId}.`.length))
+
+/**
+ * The home page of every signed-in user, and the pages where administrators of the sign-on manage users. Every
+ * change goes through the `Directory`, as the admin JSON API's do, in the name of the signed-in administrator.
+ */
+export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<ApiId, SsoGroups, E, R>) =>
+  HttpApiBuilder.group(api, "manage", (handlers) =>
+    Effect.gen(function*() {
+      const tools = yield* makePageTools
+      const { html, redirect } = tools
+      const { store } = yield* SsoParts
+      const directory = yield* Directory
+      const twoStep = yield* TwoStepVerification
+
+      const rowOf = (details: UserDetails, withTwoStep: ReadonlySet<string>, now: number): UserRow => ({
+        user: details.user,
+        role: details.user.isApiUser
+          ? "API user"
+          : details.permissions[SSO_APPLICATION]?.includes(ADMIN) === true
+          ? "administrator"
+          : "user",
+        locked: details.user.lockedUntil !== null && details.user.lockedUntil.getTime() > now,
+        twoStep: withTwoStep.has(details.user.uid)
+      })
+
+      /** Runs `page` for an administrator with two-step verification on; anyone else gets 403 and sees nothing. */
+      const asAdministrator = <Err,>(
+        request: HttpServerRequest.HttpServerRequest,
+        page: (signedIn: CurrentSession) => Effect.Effect<HttpServerResponse.HttpServerResponse, Err, Actor>
+      ) =>
+        tools.signedInOnly(request, (signedIn) =>
+          Effect.gen(function*() {
+            if (!(yield* isAdministrator(store, signedIn.user.uid))) {
+              return html(
+                <ErrorPage title="You cannot use this page" message="Only administrators of the sign-on can manage users." />,
+                403
+              )
+            }
+            if (yield* tools.mustSetUpTwoStep(signedIn)) {
+              return redirect(withReturnTo("/account/two_step", tools.pathOf(request)), 303)
+            }
+            const { email, uid } = signedIn.user
+            return yield* Effect.provideService(page(signedIn), Actor, { kind: "administrator", uid, email })
+          })).pipe(Effect.orDie)
+
+      const userPage = (
+        signedIn: CurrentSession,
+        uid: string,
+        options: { readonly status?: number; readonly done?: string | undefined; readonly problem?: string } = {}
+      ) =>
+        Effect.gen(function*() {
+          const found = yield* Effect.option(directory.user(uid))
+          if (Option.isNone(found)) {
+            return html(<ErrorPage title="No such user" message="There is no user at this address." />, 404)
+          }
+          const withTwoStep = new Set(yield* store.usersWithTwoStep)
+          const row = rowOf(found.value, withTwoStep, (yield* now).getTime())
+          const applications = (yield* directory.applications).filter((application) => !application.retired)
+          return html(
+            <UserPage
+              user={row.user}
+              role={row.role}
+              locked={row.locked}
+              twoStep={row.twoStep}
+              permissions={found.value.permissions}
+              applications={applications}
+              events={yield* directory.events({ userUid: uid, limit: 50 })}
+              csrfToken={signedIn.session.csrfToken}
+              done={options.done}
+              problem={options.problem}
+            />,
+            options.status ?? 200
+          )
+        })
+
+      type Refusal = StoreError | InvalidInput | NotFound | AlreadyTaken
+
+      /** A form on a user's page: checked, carried out, then back to the page saying what was done. */
+      const userAction = (
+        request: HttpServerRequest.HttpServerRequest,
+        uid: string,
+        done: string,
+        action: (fields: Readonly<Record<string, string>>) => Effect.Effect<unknown, Refusal, Actor>
+      ) =>
+        asAdministrator(request, (signedIn) =>
+          Effect.gen(function*() {
+            const form = yield* tools.checkedForm(request, signedIn)
+            if (Option.isNone(form)) {
+              return yield* userPage(signedIn, uid, { status: 403, problem: "The form had expired. Reload the page and try again." })
+            }
+            const outcome = yield* Effect.either(action(form.value))
+            if (outcome._tag === "Right") return redirect(`/manage/users/${encodeURIComponent(uid)}?done=${done}`, 303)
+            switch (outcome.left._tag) {
+              case "InvalidInput":
+                return yield* userPage(signedIn, uid, { status: 400, problem: `The ${outcome.left.field} ${outcome.left.problem}.` })
+              case "NotFound":
+                return html(<ErrorPage title="No such user" message="There is no user at this address." />, 404)
+              case "AlreadyTaken":
+                return yield* userPage(signedIn, uid, { status: 409, problem: `That ${outcome.left.field} is already taken.` })
+              default:
+                return yield* Effect.fail(outcome.left)
+            }
+          }))
+
+      const applicationsOf = (user: User, permissions: UserDetails["permissions"]) =>
+        Effect.map(directory.applications, (all) =>
+          all.filter((application) =>
+            !application.retired && application.redirectUris.length > 0 && application.name !== SSO_APPLICATION &&
+            permissions[application.name]?.includes(SIGNIN) === true && !user.isApiUser
+          ))
+
+      return handlers
+        .handleRaw("home", ({ request }) =>
+          Effect.gen(function*() {
+            const session = yield* tools.currentSession(request)
+            if (Option.isNone(session)) return redirect("/users/sign_in", 302)
+            const { user } = session.value
+            const details = yield* directory.user(user.uid)
+            return html(
+              <HomePage
+                user={user}
+                applications={yield* applicationsOf(user, details.permissions)}
+                administrator={yield* isAdministrator(store, user.uid)}
+                csrfToken={session.value.session.csrfToken}
+              />
+            )
+          }).pipe(Effect.orDie))
+        .handleRaw("users", ({ request }) =>
+          asAdministrator(request, () =>
+            Effect.gen(function*() {
+              const filters = filtersOf(request.url)
+              const withTwoStep = new Set(yield* store.usersWithTwoStep)
+              const at = (yield* now).getTime()
+              const rows = (yield* directory.users).map((details) => rowOf(details, withTwoStep, at)).filter((row) => matches(row, filters))
+              const pages = Math.max(1, Math.ceil(rows.length / PAGE_SIZE))
+              const page = Math.min(filters.page, pages)
+              return html(
+                <UsersPage
+                  rows={rows.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE)}
+                  filters={filters}
+                  page={page}
+                  pages={pages}
+                  total={rows.length}
+                />
+              )
+            })))
+        .handleRaw("user", ({ path, request }) =>
+          asAdministrator(request, (signedIn) =>
+            userPage(signedIn, path.uid, { done: new URL(request.url, "http://host").searchParams.get("done") ?? undefined })))
+        .handleRaw("setPermissions", ({ path, request }) =>
+          userAction(request, path.uid, "permissions", (fields) =>
+            Effect.gen(function*() {
+              const { permissions } = yield* directory.user(path.uid)
+              for (const application of yield* directory.applications) {
+                if (application.retired) continue
+                const wanted = grantedIn(fields, application.id).filter((name) => application.permissions.includes(name)).sort()
+                const held = [...(permissions[application.name] ?? [])].sort()
+                if (wanted.join(" ") !== held.join(" ")) yield* directory.setPermissions(path.uid, application.name, wanted)
+              }
+            })))
+        .handleRaw("suspend", ({ path, request }) =>
+          userAction(request, path.uid, "suspended", (fields) => directory.suspend(path.uid, (fields["reason"] ?? "").trim())))
+        .handleRaw("unsuspend", ({ path, request }) =>
+          userAction(request, path.uid, "unsuspended", () => directory.unsuspend(path.uid)))
+        .handleRaw("unlock", ({ path, request }) =>
+          userAction(request, path.uid, "unlocked", () => directory.unlock(path.uid)))
+        .handleRaw("resetTwoStep", ({ path, request }) =>
+          userAction(request, path.uid, "two_step_reset", () => Effect.zipRight(directory.user(path.uid), twoStep.reset(path.uid))))
+    }))
