@@ -1,0 +1,163 @@
+import type { Browser, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startPushReceiver } from "../../../packages/core-sso/test/fixtures/pushReceiver"
+import { startInProcessServer } from "./inProcessServer"
+import type { InProcessServer } from "./inProcessServer"
+import { authenticatorCode } from "./sso/authenticatorApp"
+import { writeBootstrap } from "./sso/bootstrap"
+import { launchChromium } from "./sso/chromium"
+import { authorizeUrl, expectAccessible, newPage, signInWithPassword, startClientApp } from "./sso/pages"
+
+const CLIENT_ID = "7777777777777777aaaaaaaaaaaaaaaa"
+const CLIENT_SECRET = "8888888888888888bbbbbbbbbbbbbbbb"
+const PASSWORD = "a password for the admin pages"
+const ROOT_SECRET = "MFRGGZDFMZTWQ2LKNNWG23TPOBYXE43U"
+
+let server: InProcessServer
+let browser: Browser
+let receiver: Awaited<ReturnType<typeof startPushReceiver>>
+let clientApp: Awaited<ReturnType<typeof startClientApp>>
+let bootstrap: Awaited<ReturnType<typeof writeBootstrap>>
+
+beforeAll(async () => {
+  receiver = await startPushReceiver()
+  clientApp = await startClientApp()
+  bootstrap = await writeBootstrap({
+    applications: [{
+      name: "Publisher",
+      home_uri: `${receiver.url}/publisher`,
+      redirect_uris: [clientApp.callbackUrl],
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+      permissions: ["signin", "editor"],
+      push_updates: true
+    }],
+    users: [
+      { email: "root@example.com", name: "Root", password: PASSWORD, admin: true, otp_secret: ROOT_SECRET },
+      { email: "carol@example.com", name: "Carol Danvers", password: PASSWORD, permissions: { Publisher: ["signin"] } },
+      { email: "bob@example.com", name: "Bob", password: PASSWORD, permissions: { Publisher: ["signin"] } }
+    ]
+  })
+  server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: bootstrap.file, SERVICES: "sso", SSO_ALLOW_PRIVATE_ADDRESSES: "true" })
+  browser = await launchChromium()
+})
+afterAll(async () => {
+  await browser?.close()
+  await server?.close()
+  await receiver?.close()
+  await clientApp?.close()
+  await bootstrap?.remove()
+})
+
+/** Carol signs in to Publisher, which exchanges her code: Publisher is now an application she uses, told of her changes. */
+const carolUsesPublisher = async () => {
+  const page = await newPage(browser)
+  await page.goto(authorizeUrl(server.url, CLIENT_ID, clientApp.callbackUrl))
+  await signInWithPassword(page, "carol@example.com", PASSWORD)
+  await page.waitForURL((url) => url.href.startsWith(clientApp.callbackUrl))
+  const code = new URL(page.url()).searchParams.get("code")!
+  const token = await fetch(`${server.url}/oauth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: clientApp.callbackUrl,
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET
+    })
+  })
+  expect(token.status).toBe(200)
+  await page.context().close()
+}
+
+let rootPage: Page | undefined
+
+/** The administrator's browser, signed in once (a code works once, so the tests share one sign-in), at home. */
+const signInAsRoot = async () => {
+  if (rootPage === undefined) {
+    rootPage = await newPage(browser)
+    await rootPage.goto(`${server.url}/`)
+    await signInWithPassword(rootPage, "root@example.com", PASSWORD)
+    await rootPage.getByLabel("Code from your authenticator app").fill(authenticatorCode(ROOT_SECRET, Date.now()))
+    await rootPage.getByRole("button", { name: "Continue" }).click()
+  } else {
+    await rootPage.goto(`${server.url}/`)
+  }
+  await rootPage.waitForSelector("h1:has-text('Your applications')")
+  return rootPage
+}
+
+const pushesTo = (path: string, method: string) => receiver.received.filter((push) => push.path === path && push.method === method)
+
+const waitForPush = async (path: string, method: string, count: number) => {
+  const deadline = Date.now() + 20_000
+  while (pushesTo(path, method).length < count) {
+    if (Date.now() > deadline) throw new Error(`no ${method} ${path}; received ${JSON.stringify(receiver.received.map((push) => `${push.method} ${push.path}`))}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return pushesTo(path, method).at(-1)!
+}
+
+const openCarol = async (page: Page) => {
+  await page.getByRole("link", { name: "Users" }).click()
+  await page.waitForSelector("h1:has-text('Users')")
+  await expectAccessible(page)
+  await page.getByLabel("Name or email contains").fill("CAROL")
+  await page.getByRole("button", { name: "Search" }).click()
+  await page.waitForSelector("text=1 user, page 1 of 1")
+  await page.getByRole("link", { name: "Carol Danvers" }).click()
+  await page.waitForSelector("h1:has-text('Carol Danvers')")
+  return new URL(page.url()).pathname.split("/").at(-1)!
+}
+
+describe("the administrators' pages in a real browser", () => {
+  it("an administrator signs in with a code, finds a user, grants a permission, and the application is told", async () => {
+    await carolUsesPublisher()
+    const page = await signInAsRoot()
+    await expectAccessible(page)
+    const uid = await openCarol(page)
+    await expectAccessible(page)
+    const editor = page.getByRole("group", { name: "Publisher" }).getByLabel("editor")
+    expect(await editor.isChecked()).toBe(false)
+    await editor.check()
+    await page.getByRole("button", { name: "Save permissions" }).click()
+    await page.waitForSelector("text=Permissions saved")
+    await expectAccessible(page)
+    expect(await page.getByRole("group", { name: "Publisher" }).getByLabel("editor").isChecked()).toBe(true)
+    const push = await waitForPush(`/publisher/users/${uid}`, "PUT", 1)
+    expect(push.body).toMatchObject({ user: { uid, permissions: { Publisher: ["editor", "signin"] } } })
+    // the event log on the page names who acted
+    expect(await page.locator("tr", { hasText: "permissions changed" }).first().textContent()).toContain("root@example.com")
+  })
+
+  it("an administrator suspends a user with a reason, and the application is told to sign them out", async () => {
+    const page = await signInAsRoot()
+    const uid = await openCarol(page)
+    await page.getByLabel("Reason for suspending").fill("Left the organisation")
+    await page.getByRole("button", { name: "Suspend" }).click()
+    await page.waitForSelector("text=The user is suspended")
+    await expectAccessible(page)
+    expect(await page.getByText("Suspended: Left the organisation").count()).toBe(1)
+    await waitForPush(`/publisher/users/${uid}/reauth`, "POST", 1)
+    await page.getByRole("button", { name: "Unsuspend" }).click()
+    await page.waitForSelector("text=The user can sign in again")
+  })
+
+  it("a user who is not an administrator gets 403 on every administrator's page, and sees no one", async () => {
+    const page = await newPage(browser)
+    await page.goto(`${server.url}/`)
+    await signInWithPassword(page, "bob@example.com", PASSWORD)
+    await page.waitForSelector("h1:has-text('Your applications')")
+    expect(await page.getByRole("link", { name: "Users" }).count()).toBe(0)
+    const usersPage = await page.goto(`${server.url}/manage/users`)
+    expect(usersPage?.status()).toBe(403)
+    expect(await page.content()).not.toContain("carol@example.com")
+    await expectAccessible(page)
+    const admin = await signInAsRoot()
+    const uid = await openCarol(admin)
+    const userPage = await page.goto(`${server.url}/manage/users/${uid}`)
+    expect(userPage?.status()).toBe(403)
+    expect(await page.content()).not.toContain("Carol")
+  })
+})
