@@ -159,6 +159,19 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       expect(clash).toMatchObject({ _tag: "AlreadyTaken", field: "name" })
     }))
 
+    test("a uid no user can have (with a NUL) finds and changes no one", Effect.gen(function*() {
+      const store = yield* SsoStore
+      yield* store.insertUser(aUser())
+      const nul = `${aUser().uid}\u0000`
+      expect(yield* store.userByUid(nul)).toEqual(Option.none())
+      expect(yield* store.updateUser(nul, { name: "X" })).toEqual(Option.none())
+      expect(yield* store.setSuspension(nul, { at: at(1), reason: "x" })).toEqual(Option.none())
+      expect(yield* store.setSuspension(nul, null)).toEqual(Option.none())
+      expect(yield* store.recordFailedSignIn(nul, { at: at(1), lockAfter: 1, lockUntil: at(2) })).toEqual(Option.none())
+      expect(yield* store.clearFailedSignIns(nul)).toEqual(Option.none())
+      expect(Option.getOrThrow(yield* store.userByUid(aUser().uid))).toEqual(aUser())
+    }))
+
     test("finds users by uid and by email in any case; an email is taken in any case", Effect.gen(function*() {
       const store = yield* SsoStore
       yield* store.insertUser(aUser())

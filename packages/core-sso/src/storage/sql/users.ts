@@ -62,6 +62,10 @@ export const userMethods = ({ firstRow, rows, sql, storeError, write }: SsoSqlTo
   const userQuery = (operation: string, query: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
     Effect.map(firstRow(operation, UserRow, query), Option.map(toUser))
 
+  /** The user of `uid` as `query` finds or changes them; none for a uid no row can have (PostgreSQL refuses NUL). */
+  const userOf = (uid: string, operation: string, query: () => Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
+    storable(uid) ? userQuery(operation, query()) : Effect.succeed(Option.none<User>())
+
   return {
     insertUser: (user) =>
       write("insertUser", sql`
@@ -71,10 +75,7 @@ export const userMethods = ({ firstRow, rows, sql, storeError, write }: SsoSqlTo
           ${user.organisationSlug}, ${user.organisationContentId}, ${timestamp(user.suspendedAt)}::timestamptz,
           ${user.suspensionReason}, ${user.failedSignIns}, ${timestamp(user.lockedUntil)}::timestamptz,
           ${timestamp(user.createdAt)}::timestamptz)`),
-    userByUid: (uid) =>
-      storable(uid)
-        ? userQuery("userByUid", sql`SELECT ${userColumns} FROM sso.users WHERE uid = ${uid}`)
-        : Effect.succeed(Option.none()),
+    userByUid: (uid) => userOf(uid, "userByUid", () => sql`SELECT ${userColumns} FROM sso.users WHERE uid = ${uid}`),
     userByEmail: (email) =>
       storable(email)
         ? userQuery("userByEmail", sql`SELECT ${userColumns} FROM sso.users WHERE lower(email) = lower(${email})`)
@@ -84,7 +85,7 @@ export const userMethods = ({ firstRow, rows, sql, storeError, write }: SsoSqlTo
       (found) => found.map(toUser)
     ),
     updateUser: (uid, changes) =>
-      userQuery("updateUser", sql`
+      userOf(uid, "updateUser", () => sql`
         UPDATE sso.users SET
           name = COALESCE(${changes.name ?? null}, name),
           email = COALESCE(${changes.email ?? null}, email),
@@ -104,7 +105,7 @@ export const userMethods = ({ firstRow, rows, sql, storeError, write }: SsoSqlTo
         Effect.catchTag("AlreadyTaken", (error) => Effect.die(error))
       ),
     setSuspension: (uid, suspension) =>
-      userQuery("setSuspension", sql`
+      userOf(uid, "setSuspension", () => sql`
         UPDATE sso.users SET suspended_at = ${timestamp(suspension?.at ?? null)}::timestamptz,
           suspension_reason = ${suspension?.reason ?? null}
         WHERE uid = ${uid}
@@ -113,7 +114,7 @@ export const userMethods = ({ firstRow, rows, sql, storeError, write }: SsoSqlTo
       // the right-hand sides of SET all read the row as it was
       const lockEnded = sql`locked_until <= ${timestamp(lock.at)}::timestamptz`
       const counted = sql`CASE WHEN ${lockEnded} THEN 1 ELSE failed_sign_ins + 1 END`
-      return userQuery("recordFailedSignIn", sql`
+      return userOf(uid, "recordFailedSignIn", () => sql`
         UPDATE sso.users SET failed_sign_ins = ${counted},
           locked_until = CASE WHEN ${counted} >= ${lock.lockAfter} THEN ${timestamp(lock.lockUntil)}::timestamptz
             WHEN ${lockEnded} THEN NULL ELSE locked_until END
@@ -121,7 +122,7 @@ export const userMethods = ({ firstRow, rows, sql, storeError, write }: SsoSqlTo
         RETURNING ${userColumns}`)
     },
     clearFailedSignIns: (uid) =>
-      userQuery("clearFailedSignIns", sql`
+      userOf(uid, "clearFailedSignIns", () => sql`
         UPDATE sso.users SET failed_sign_ins = 0, locked_until = NULL WHERE uid = ${uid} RETURNING ${userColumns}`),
 
     permissionsOf: (uid) =>

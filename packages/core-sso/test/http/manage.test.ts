@@ -1,0 +1,107 @@
+import { Effect } from "effect"
+import fc from "fast-check"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { totpCode } from "../../src/domain/twoStep"
+import { Directory } from "../../src/services/Directory"
+import { formToken, makeBrowser } from "../fixtures/browser"
+import { CLIENT_ID, CLIENT_SECRET, PASSWORD, REDIRECT_URI } from "../fixtures/publisherFlow"
+import { startSsoHost } from "./server"
+import type { SsoHost } from "./server"
+
+const ROOT_SECRET = "ONSWG4TFORXW64TPN5ZGKYLEMVZHI2LD"
+const ACTIONS = ["permissions", "suspend", "unsuspend", "unlock", "reset_2sv"]
+
+let server: SsoHost
+let carolUid: string
+let publisherId: string
+
+beforeAll(async () => {
+  server = await startSsoHost({
+    bootstrap: {
+      applications: [{
+        name: "Publisher",
+        home_uri: "https://publisher.example",
+        redirect_uris: [REDIRECT_URI],
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        permissions: ["signin", "editor"]
+      }],
+      users: [
+        { email: "root@example.com", name: "Root", password: PASSWORD, admin: true, otp_secret: ROOT_SECRET },
+        { email: "carol@example.com", name: "Carol", password: PASSWORD, permissions: { Publisher: ["signin"] } },
+        { email: "bob@example.com", name: "Bob", password: PASSWORD }
+      ]
+    }
+  })
+  carolUid = (await server.run(Effect.flatMap(Directory, (directory) => directory.userByEmail("carol@example.com")))).user.uid
+  publisherId = (await server.run(Effect.flatMap(Directory, (directory) => directory.application("Publisher")))).id
+})
+afterAll(() => server?.close())
+
+const carol = () => server.run(Effect.flatMap(Directory, (directory) => directory.user(carolUid)))
+
+/** A browser signed in as `email`, with the code when the account has two-step verification. */
+const signedIn = async (email: string, code?: string) => {
+  const browser = makeBrowser(server.url)
+  const page = await browser.get("/users/sign_in")
+  let response = await browser.postForm("/users/sign_in", { authenticity_token: formToken(await page.text()), email, password: PASSWORD })
+  if (code !== undefined) {
+    const codePage = await browser.get(response.headers.get("location")!)
+    response = await browser.postForm("/users/two_step", { authenticity_token: formToken(await codePage.text()), code })
+  }
+  expect(response.headers.get("location")).toBe("/")
+  return browser
+}
+
+describe("the administrators' pages over HTTP", () => {
+  it("refuse forms without the session's CSRF token, and anyone but an administrator, changing nothing", async () => {
+    const root = await signedIn("root@example.com", totpCode(ROOT_SECRET, Date.now()))
+    const bob = await signedIn("bob@example.com")
+    const bobsToken = formToken(await (await bob.get("/")).text())
+    const before = await carol()
+    for (const action of ACTIONS) {
+      const fields = { reason: "no reason", [`grant.${publisherId}.editor`]: "on" }
+      const forged = await root.postForm(`/manage/users/${carolUid}/${action}`, { ...fields, authenticity_token: "0".repeat(32) })
+      expect(forged.status, action).toBe(403)
+      const byBob = await bob.postForm(`/manage/users/${carolUid}/${action}`, { ...fields, authenticity_token: bobsToken })
+      expect(byBob.status, action).toBe(403)
+      expect(await byBob.text()).not.toContain("carol@example.com")
+    }
+    expect(await carol()).toEqual(before)
+    const signedOut = await makeBrowser(server.url).get(`/manage/users/${carolUid}`)
+    expect(signedOut.status).toBe(303)
+    expect(signedOut.headers.get("location")).toMatch(/^\/users\/sign_in\?return_to=/)
+  })
+
+  it("hostile values in every form and path get a page, never a server error", async () => {
+    const root = await signedIn("root@example.com", totpCode(ROOT_SECRET, Date.now() + 30_000))
+    const token = formToken(await (await root.get(`/manage/users/${carolUid}`)).text())
+    const value = fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constantFrom(token, "on", "", "%00", "\u0000", "x".repeat(10_000)))
+    const field = fc.constantFrom(
+      "authenticity_token",
+      "reason",
+      `grant.${publisherId}.editor`,
+      `grant.${publisherId}.signin`,
+      `grant.${publisherId}.`,
+      "grant..",
+      "__proto__",
+      "constructor",
+      "return_to"
+    )
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...ACTIONS),
+        fc.constantFrom(carolUid, "nobody", "%00", "..%2F..%2Fadmin", "x".repeat(300)),
+        fc.dictionary(field, value),
+        async (action, uid, fields) => {
+          const response = await root.postForm(`/manage/users/${uid}/${action}`, fields)
+          expect(response.status, `${action} ${JSON.stringify(fields).slice(0, 200)}`).toBeLessThan(500)
+        }
+      ),
+      { numRuns: 80 }
+    )
+    for (const query of ["q=%00", "page=-1", "page=1e99", "role=%FF", `q=${"x".repeat(5000)}`, "two_step=on&state=locked"]) {
+      expect((await root.get(`/manage/users?${query}`)).status, query).toBe(200)
+    }
+  })
+})
