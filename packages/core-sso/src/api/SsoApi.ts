@@ -78,6 +78,11 @@ const SignInForm = Schema.Struct({
   return_to: Schema.optional(Schema.String)
 }).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
 
+/** Any form; each page reads the fields it knows and checks them itself. */
+const AnyForm = Schema.Record({ key: Schema.String, value: Schema.String }).pipe(
+  HttpApiSchema.withEncoding({ kind: "UrlParams" })
+)
+
 /** A two-step code: at sign-in (the app's code or a recovery code), or to confirm a set-up. */
 const CodeForm = Schema.Struct({
   code: Schema.optional(Schema.String),
@@ -106,16 +111,12 @@ export class BrowserGroup extends HttpApiGroup.make("browser")
   .add(HttpApiEndpoint.get("secondStepPage", "/users/two_step").addSuccess(Html))
   .add(HttpApiEndpoint.post("secondStep", "/users/two_step").setPayload(CodeForm).addSuccess(Html))
   .add(HttpApiEndpoint.get("accountPage", "/account").addSuccess(Html))
+  .add(HttpApiEndpoint.post("changePassword", "/account/password").setPayload(AnyForm).addSuccess(Html))
   .add(HttpApiEndpoint.get("twoStepSetUpPage", "/account/two_step").addSuccess(Html))
   .add(HttpApiEndpoint.post("twoStepSetUp", "/account/two_step").setPayload(CodeForm).addSuccess(Html))
 {}
 
 const UserPath = Schema.Struct({ uid: Schema.String })
-
-/** Any form; each page reads the fields it knows and checks them itself. */
-const AnyForm = Schema.Record({ key: Schema.String, value: Schema.String }).pipe(
-  HttpApiSchema.withEncoding({ kind: "UrlParams" })
-)
 
 const userAction = <const Name extends string, const Path extends `/${string}`>(name: Name, path: Path) =>
   HttpApiEndpoint.post(name, path).setPath(UserPath).setPayload(AnyForm).addSuccess(Html)

@@ -10,6 +10,9 @@ import { isSecretShaped, newSecret } from "../domain/secrets"
 import { Authorization } from "../services/Authorization"
 import { SignIn } from "../services/SignIn"
 import type { CurrentSession, StartedSession } from "../services/SignIn"
+import { Actor } from "../services/Actor"
+import { Directory } from "../services/Directory"
+import { passwordProblem } from "../services/Passwords"
 import { TwoStepVerification } from "../services/TwoStep"
 import { makePageTools, returnToOf, safeReturnTo, sameToken, withReturnTo } from "./pageTools"
 import {
@@ -40,6 +43,7 @@ export const browserHandlers = <ApiId extends string, E, R>(
       const signIn = yield* SignIn
       const authorization = yield* Authorization
       const twoStep = yield* TwoStepVerification
+      const directory = yield* Directory
 
       /** The sign-in form's CSRF token: the browser's, or a new one it is given. */
       const formToken = (request: HttpServerRequest.HttpServerRequest) => {
@@ -127,6 +131,38 @@ export const browserHandlers = <ApiId extends string, E, R>(
             options.status ?? 200,
             origins
           ))
+
+      const accountPage = (
+        { session, user }: CurrentSession,
+        options: { readonly status?: number; readonly problem?: string; readonly done?: boolean }
+      ) =>
+        Effect.gen(function*() {
+          const status = yield* twoStep.status(user.uid)
+          const signIns = (yield* directory.events({ userUid: user.uid, limit: 200 }))
+            .filter((event) => event.kind === "signed_in")
+            .slice(0, 10)
+            .map((event) => ({
+              at: event.at,
+              address: String(event.detail["address"] ?? "unknown"),
+              secondStep: event.detail["second_step"] === "recovery_code"
+                ? "recovery code"
+                : event.detail["second_step"] === "code"
+                ? "app's code"
+                : "none"
+            }))
+          return html(
+            <AccountPage
+              name={user.name}
+              email={user.email}
+              csrfToken={session.csrfToken}
+              twoStep={status._tag === "On" ? status : undefined}
+              signIns={signIns}
+              problem={options.problem}
+              done={options.done ?? false}
+            />,
+            options.status ?? 200
+          )
+        })
 
       const setUpPage = (
         signedIn: CurrentSession,
@@ -306,16 +342,39 @@ export const browserHandlers = <ApiId extends string, E, R>(
             }
           }).pipe(Effect.orDie))
         .handleRaw("accountPage", ({ request }) =>
-          signedInOnly(request, ({ session, user }) =>
-            Effect.map(twoStep.status(user.uid), (status) =>
-              html(
-                <AccountPage
-                  name={user.name}
-                  email={user.email}
-                  csrfToken={session.csrfToken}
-                  twoStep={status._tag === "On" ? status : undefined}
-                />
-              ))).pipe(Effect.orDie))
+          signedInOnly(request, (signedIn) =>
+            accountPage(signedIn, { done: new URL(request.url, "http://host").searchParams.get("done") === "password" })
+          ).pipe(Effect.orDie))
+        .handleRaw("changePassword", ({ request }) =>
+          signedInOnly(request, (signedIn) =>
+            Effect.gen(function*() {
+              const form = yield* tools.checkedForm(request, signedIn)
+              if (Option.isNone(form)) {
+                return yield* accountPage(signedIn, { status: 403, problem: "The form had expired. Enter the passwords again." })
+              }
+              const { confirm_password, current_password, new_password } = form.value
+              if (current_password === undefined || new_password === undefined || new_password !== confirm_password) {
+                return yield* accountPage(signedIn, { status: 400, problem: "Enter your current password, and the new one twice, the same both times." })
+              }
+              const tooWeak = passwordProblem(new_password)
+              if (tooWeak !== undefined) return yield* accountPage(signedIn, { status: 400, problem: `The new password ${tooWeak}.` })
+              const confirmed = yield* Effect.either(
+                signIn.confirmPassword({ user: signedIn.user, password: current_password, address: clientAddress(request, addressOf) })
+              )
+              if (Either.isLeft(confirmed)) {
+                const refusal = confirmed.left
+                if (refusal._tag === "SignInThrottled") {
+                  const page = yield* accountPage(signedIn, { status: 429, problem: throttledMessage(refusal.retryAfterSeconds) })
+                  return throttledPage(page, refusal.retryAfterSeconds)
+                }
+                if (refusal._tag === "SignInRefused") return yield* accountPage(signedIn, { status: 401, problem: refusal.message })
+                return yield* Effect.fail(refusal)
+              }
+              yield* directory.setPassword(signedIn.user.uid, new_password, { keepSessionHash: signedIn.session.idHash }).pipe(
+                Effect.provideService(Actor, { kind: "user", uid: signedIn.user.uid, email: signedIn.user.email })
+              )
+              return redirect("/account?done=password", 303)
+            })).pipe(Effect.orDie))
         .handleRaw("twoStepSetUpPage", ({ request }) =>
           signedInOnly(request, (signedIn) => setUpPage(signedIn, { returnTo: returnToOf(request.url) })).pipe(Effect.orDie))
         .handleRaw("twoStepSetUp", ({ request }) =>

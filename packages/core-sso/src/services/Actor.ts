@@ -1,8 +1,8 @@
 import { Context } from "effect"
 
-/** Who makes a change through the `Directory`: an administrator, or an operator's tool. */
+/** Who makes a change through the `Directory`: an administrator, the user themselves, or an operator's tool. */
 export type ActorValue =
-  | { readonly kind: "administrator"; readonly uid: string; readonly email: string }
+  | { readonly kind: "administrator" | "user"; readonly uid: string; readonly email: string }
   | { readonly kind: "cli" | "bootstrap" | "system" }
 
 /**
@@ -14,4 +14,4 @@ export class Actor extends Context.Reference<Actor>()("@civicstack/core-sso/Acto
 }) {}
 
 /** The actor as an event's detail names it. */
-export const actorDetail = (actor: ActorValue) => (actor.kind === "administrator" ? { ...actor } : { kind: actor.kind })
+export const actorDetail = (actor: ActorValue) => ("uid" in actor ? { ...actor } : { kind: actor.kind })

@@ -89,8 +89,11 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
   readonly userByEmail: (email: string) => Effect.Effect<UserDetails, StoreError | NotFound>
   readonly users: Effect.Effect<ReadonlyArray<UserDetails>, StoreError>
   readonly updateUser: (uid: string, changes: UserChanges) => Effect.Effect<UserDetails, Failure>
-  /** Sets a new password, ends the user's sessions and revokes the tokens they got by signing in. */
-  readonly setPassword: (uid: string, password: string) => Effect.Effect<void, Failure>
+  /**
+   * Sets a new password, ends the user's sessions (but `keepSessionHash`, the session of a user changing their own)
+   * and revokes the tokens they got by signing in.
+   */
+  readonly setPassword: (uid: string, password: string, options?: { readonly keepSessionHash?: string }) => Effect.Effect<void, Failure>
   /** Replaces the user's permissions on the named application. */
   readonly setPermissions: (
     uid: string,
@@ -282,7 +285,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
             }))
             return yield* detailsOf(updated)
           }),
-        setPassword: (uid, password) =>
+        setPassword: (uid, password, options = {}) =>
           Effect.gen(function*() {
             yield* check("password", passwordProblem(password))
             yield* existing(uid)
@@ -292,7 +295,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
               yield* store.setPasswordHash(uid, passwordHash)
               // whoever knew the old password is signed out everywhere
               const revoked = yield* store.revokeTokens({ chainsOf: uid }, at)
-              yield* store.deleteSessionsOf(uid)
+              yield* store.deleteSessionsOf(uid, options.keepSessionHash === undefined ? undefined : { except: options.keepSessionHash })
               yield* record("password_changed", uid, null, { revoked_tokens: revoked })
               yield* push(uid, ["reauth"])
             }))

@@ -74,6 +74,15 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
     readonly address: string
   }) => Effect.Effect<StartedSession, SecondStepRefused | SignInThrottled | StoreError>
   readonly signOut: (sessionId: string) => Effect.Effect<Option.Option<User>, StoreError>
+  /**
+   * Checks a signed-in user's password again (before changing it): throttled and counted towards the account's lock
+   * as a sign-in, so that a session alone does not let anyone guess the password.
+   */
+  readonly confirmPassword: (input: {
+    readonly user: User
+    readonly password: string
+    readonly address: string
+  }) => Effect.Effect<void, SignInRefused | SignInThrottled | StoreError>
 }>() {
   static readonly layer = Layer.effect(
     SignIn,
@@ -175,7 +184,7 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
             if (yield* hasTwoStep(store, user.uid)) return yield* startSession(user, at, true)
             yield* store.clearFailedSignIns(user.uid)
             const started = yield* startSession(user, at, false)
-            yield* record("signed_in", user.uid)
+            yield* record("signed_in", user.uid, { address })
             return started
           }),
         secondStep: ({ address, code, sessionId }) =>
@@ -203,7 +212,7 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
             yield* store.clearFailedSignIns(user.uid)
             yield* store.deleteSession(session.idHash)
             const started = yield* startSession(user, at, false)
-            yield* record("signed_in", user.uid, { second_step: method.value })
+            yield* record("signed_in", user.uid, { address, second_step: method.value })
             if (method.value === "recovery_code") {
               const left = Option.match(yield* store.twoStepOf(user.uid), {
                 onNone: () => 0,
@@ -214,6 +223,22 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
             return started
           }),
         awaitingSecondStep,
+        confirmPassword: ({ address, password, user }) =>
+          Effect.gen(function*() {
+            const at = yield* now
+            const rules = [
+              { key: `sign-in:${address}`, limit: limits.perAddress },
+              { key: `sign-in:${address}:${user.email.toLowerCase()}`, limit: limits.perAccountAndAddress }
+            ]
+            const wait = yield* throttle.retryAfter(rules, at)
+            if (wait !== undefined) return yield* new SignInThrottled({ retryAfterSeconds: wait })
+            const current = Option.getOrNull(yield* store.userByUid(user.uid))
+            const right = yield* passwords.verifyOrDummy(current?.passwordHash ?? null, password)
+            if (current !== null && right && !isLocked(current, at)) return
+            yield* throttle.recordFailure(rules, at)
+            if (current !== null && !isLocked(current, at)) yield* countFailure(current, at, limits.lockAfter, "password_confirmation_failed")
+            return yield* new SignInRefused({ reason: "invalid", message: "Your current password is not right." })
+          }),
         current,
         signOut: (sessionId) =>
           Effect.gen(function*() {

@@ -177,7 +177,7 @@ const ActionForm = (props: {
 
 const actorText = (detail: SsoEvent["detail"]) => {
   const actor = detail["actor"] as { readonly kind?: string; readonly email?: string } | undefined
-  return actor === undefined ? "" : actor.kind === "administrator" ? (actor.email ?? "an administrator") : (actor.kind ?? "")
+  return actor?.email ?? actor?.kind ?? ""
 }
 
 export const UserPage = (props: {

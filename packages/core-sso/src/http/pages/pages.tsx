@@ -113,10 +113,37 @@ export const AccountPage = (props: {
   readonly email: string
   readonly csrfToken: string
   readonly twoStep: { readonly since: Date; readonly recoveryCodesLeft: number } | undefined
+  readonly signIns: ReadonlyArray<{ readonly at: Date; readonly address: string; readonly secondStep: string }>
+  readonly problem?: string | undefined
+  readonly done?: boolean
 }) => (
   <Layout title="Your account">
+    <p>
+      <a href="/">Home</a>
+    </p>
     <h1>Your account</h1>
+    <ProblemSummary message={props.problem} />
+    {props.done === true ? <div class="notice" role="status">Your password is changed. Your other sessions have ended.</div> : null}
     <p>Signed in as {props.name} ({props.email}).</p>
+    <h2>Change your password</h2>
+    <form method="post" action="/account/password">
+      <input type="hidden" name="authenticity_token" value={props.csrfToken} />
+      <label for="current_password">Current password</label>
+      <input id="current_password" name="current_password" type="password" autocomplete="current-password" required />
+      <label for="new_password">New password</label>
+      <p class="note" id="new-password-hint">At least 10 characters.</p>
+      <input
+        id="new_password"
+        name="new_password"
+        type="password"
+        autocomplete="new-password"
+        aria-describedby="new-password-hint"
+        required
+      />
+      <label for="confirm_password">New password again</label>
+      <input id="confirm_password" name="confirm_password" type="password" autocomplete="new-password" required />
+      <button type="submit">Change password</button>
+    </form>
     <h2>Two-step verification</h2>
     {props.twoStep === undefined
       ? (
@@ -134,6 +161,28 @@ export const AccountPage = (props: {
           recovery codes, ask an administrator to reset it.
         </p>
       )}
+    <h2>Recent sign-ins</h2>
+    {props.signIns.length === 0 ? <p>None yet.</p> : (
+      <table>
+        <caption class="visually-hidden">Your recent sign-ins, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">When (UTC)</th>
+            <th scope="col">From</th>
+            <th scope="col">Second step</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.signIns.map((signIn, index) => (
+            <tr key={index}>
+              <td>{signIn.at.toISOString().replace("T", " ").slice(0, 19)}</td>
+              <td>{signIn.address}</td>
+              <td>{signIn.secondStep}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    )}
     <SignOutForm csrfToken={props.csrfToken} />
   </Layout>
 )
