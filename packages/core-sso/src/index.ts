@@ -1,5 +1,6 @@
-export { InvalidInput, NotFound } from "./domain/errors"
-export { ADMIN, SIGNIN, SSO_APPLICATION, USER_UPDATE_PERMISSION } from "./domain/permissions"
+export { InvalidInput, NotAllowed, NotFound } from "./domain/errors"
+export { ADMIN, roleOf, SIGNIN, SSO_APPLICATION, SUPERADMIN, USER_UPDATE_PERMISSION } from "./domain/permissions"
+export type { Role } from "./domain/permissions"
 export type { Application, PushFormat, SsoEvent, User } from "./domain/records"
 export { ssoHandlers } from "./http/handlers"
 export { TOKEN_PATHS, tokenEndpoint } from "./http/tokenEndpoint"

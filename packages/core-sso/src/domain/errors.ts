@@ -10,6 +10,15 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
   }
 }
 
+/** The acting administrator's role does not allow the change; nothing was changed. */
+export class NotAllowed extends Schema.TaggedError<NotAllowed>()("NotAllowed", {
+  reason: Schema.String
+}) {
+  override get message() {
+    return this.reason
+  }
+}
+
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   what: Schema.Literal("user", "application", "token")
 }) {

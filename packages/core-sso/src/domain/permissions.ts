@@ -4,8 +4,17 @@ export const SIGNIN = "signin"
 /** Held by the push user on an application that takes pushes, so the receiver can tell pushes are genuine. */
 export const USER_UPDATE_PERMISSION = "user_update_permission"
 
-/** On the SSO's own application: may use the admin API. */
+/** On the SSO's own application: may manage users and their permissions (the admin API and pages). */
 export const ADMIN = "admin"
+
+/** On the SSO's own application: may manage everything, applications, API users and administrators included. */
+export const SUPERADMIN = "superadmin"
+
+/** What a user may do on the sign-on itself, by the permissions they hold on its own application. */
+export type Role = "superadmin" | "admin" | "user"
+
+export const roleOf = (ssoPermissions: ReadonlyArray<string> | undefined): Role =>
+  ssoPermissions?.includes(SUPERADMIN) === true ? "superadmin" : ssoPermissions?.includes(ADMIN) === true ? "admin" : "user"
 
 /** The SSO's own application, holding the `admin` permission. */
 export const SSO_APPLICATION = "sso"

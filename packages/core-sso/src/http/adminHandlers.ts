@@ -7,7 +7,7 @@ import { Duration, Effect } from "effect"
 import type { AdminApplication, AdminUser } from "../api/admin"
 import { AdminConflict, AdminForbidden, AdminInvalid, AdminNotFound } from "../api/admin"
 import type { SsoGroups } from "../api/SsoApi"
-import type { InvalidInput, NotFound } from "../domain/errors"
+import type { InvalidInput, NotAllowed, NotFound } from "../domain/errors"
 import { ADMIN, SSO_APPLICATION } from "../domain/permissions"
 import type { Application, SsoEvent } from "../domain/records"
 import type { UserDetails } from "../services/Directory"
@@ -49,9 +49,10 @@ export const userToWire = ({ permissions, user }: UserDetails): AdminUser => ({
 })
 
 /** The directory's failures as the admin API answers them; a storage failure is the host's to answer. */
-const answered = <A, R>(effect: Effect.Effect<A, StoreError | InvalidInput | NotFound | AlreadyTaken, R>) =>
+const answered = <A, R>(effect: Effect.Effect<A, StoreError | InvalidInput | NotFound | AlreadyTaken | NotAllowed, R>) =>
   effect.pipe(
     Effect.catchTags({
+      NotAllowed: (error) => new AdminForbidden({ error: error.reason }),
       InvalidInput: (error) => new AdminInvalid({ error: `Invalid request: ${error.message}`, details: { [error.field]: error.problem } }),
       NotFound: (error) => new AdminNotFound({ error: error.message }),
       AlreadyTaken: (error) => new AdminConflict({ error: `That ${error.field} is already taken` }),
@@ -95,7 +96,7 @@ export const adminHandlers = <ApiId extends string, E, R>(
           return yield* Effect.provideService(action, Actor, { kind: "administrator", uid: caller.user.uid, email: caller.user.email })
         })
 
-      const details = (effect: Effect.Effect<UserDetails, StoreError | InvalidInput | NotFound | AlreadyTaken>) =>
+      const details = (effect: Effect.Effect<UserDetails, StoreError | InvalidInput | NotFound | AlreadyTaken | NotAllowed>) =>
         answered(Effect.map(effect, (found) => ({ user: userToWire(found) })))
 
       const eventToWire = (event: SsoEvent, applications: ReadonlyMap<string, string>) => ({

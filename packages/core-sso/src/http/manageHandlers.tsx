@@ -5,10 +5,10 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Option } from "effect"
 import type { SsoGroups } from "../api/SsoApi"
-import type { InvalidInput, NotFound } from "../domain/errors"
-import { ADMIN, SIGNIN, SSO_APPLICATION } from "../domain/permissions"
+import type { InvalidInput, NotAllowed, NotFound } from "../domain/errors"
+import { roleOf, SIGNIN, SSO_APPLICATION } from "../domain/permissions"
 import type { User } from "../domain/records"
-import { isAdministrator } from "../services/access"
+import { isAdministrator, roleHeldBy } from "../services/access"
 import { Actor } from "../services/Actor"
 import { Directory } from "../services/Directory"
 import type { UserDetails } from "../services/Directory"
@@ -22,6 +22,8 @@ import { ErrorPage } from "./pages/pages"
 import { makePageTools, withReturnTo } from "./pageTools"
 
 const PAGE_SIZE = 50
+
+const ROLE_NAMES = { superadmin: "superadmin", admin: "administrator", user: "user" } as const
 
 const filtersOf = (url: string): UserFilters & { readonly page: number } => {
   const params = new URL(url, "http://host").searchParams
@@ -39,6 +41,7 @@ const matches = (row: UserRow, filters: UserFilters) => {
   const { locked, role, twoStep, user } = row
   const q = filters.q.toLowerCase()
   if (q !== "" && !user.name.toLowerCase().includes(q) && !user.email.toLowerCase().includes(q)) return false
+  if (filters.role === "superadmin" && role !== "superadmin") return false
   if (filters.role === "administrator" && role !== "administrator") return false
   if (filters.role === "user" && role !== "user") return false
   if (filters.role === "api" && role !== "API user") return false
@@ -71,11 +74,7 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
 
       const rowOf = (details: UserDetails, withTwoStep: ReadonlySet<string>, now: number): UserRow => ({
         user: details.user,
-        role: details.user.isApiUser
-          ? "API user"
-          : details.permissions[SSO_APPLICATION]?.includes(ADMIN) === true
-          ? "administrator"
-          : "user",
+        role: details.user.isApiUser ? "API user" : ROLE_NAMES[roleOf(details.permissions[SSO_APPLICATION])],
         locked: details.user.lockedUntil !== null && details.user.lockedUntil.getTime() > now,
         twoStep: withTwoStep.has(details.user.uid)
       })
@@ -100,6 +99,14 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
             return yield* Effect.provideService(page(signedIn), Actor, { kind: "administrator", uid, email })
           })).pipe(Effect.orDie)
 
+      /** The applications whose permissions the signed-in administrator sets: the sign-on's own (roles) for superadmins only. */
+      const applicationsManagedBy = (signedIn: CurrentSession) =>
+        Effect.gen(function*() {
+          const superadmin = (yield* roleHeldBy(store, signedIn.user.uid)) === "superadmin"
+          return (yield* directory.applications).filter((application) =>
+            !application.retired && (superadmin || application.name !== SSO_APPLICATION))
+        })
+
       const userPage = (
         signedIn: CurrentSession,
         uid: string,
@@ -112,7 +119,7 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
           }
           const withTwoStep = new Set(yield* store.usersWithTwoStep)
           const row = rowOf(found.value, withTwoStep, (yield* now).getTime())
-          const applications = (yield* directory.applications).filter((application) => !application.retired)
+          const applications = yield* applicationsManagedBy(signedIn)
           return html(
             <UserPage
               user={row.user}
@@ -130,14 +137,14 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
           )
         })
 
-      type Refusal = StoreError | InvalidInput | NotFound | AlreadyTaken
+      type Refusal = StoreError | InvalidInput | NotFound | AlreadyTaken | NotAllowed
 
       /** A form on a user's page: checked, carried out, then back to the page saying what was done. */
       const userAction = (
         request: HttpServerRequest.HttpServerRequest,
         uid: string,
         done: string,
-        action: (fields: Readonly<Record<string, string>>) => Effect.Effect<unknown, Refusal, Actor>
+        action: (fields: Readonly<Record<string, string>>, signedIn: CurrentSession) => Effect.Effect<unknown, Refusal, Actor>
       ) =>
         asAdministrator(request, (signedIn) =>
           Effect.gen(function*() {
@@ -145,7 +152,7 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
             if (Option.isNone(form)) {
               return yield* userPage(signedIn, uid, { status: 403, problem: "The form had expired. Reload the page and try again." })
             }
-            const outcome = yield* Effect.either(action(form.value))
+            const outcome = yield* Effect.either(action(form.value, signedIn))
             if (outcome._tag === "Right") return redirect(`/manage/users/${encodeURIComponent(uid)}?done=${done}`, 303)
             switch (outcome.left._tag) {
               case "InvalidInput":
@@ -154,6 +161,8 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
                 return html(<ErrorPage title="No such user" message="There is no user at this address." />, 404)
               case "AlreadyTaken":
                 return yield* userPage(signedIn, uid, { status: 409, problem: `That ${outcome.left.field} is already taken.` })
+              case "NotAllowed":
+                return yield* userPage(signedIn, uid, { status: 403, problem: `${outcome.left.reason}.` })
               default:
                 return yield* Effect.fail(outcome.left)
             }
@@ -205,11 +214,10 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
           asAdministrator(request, (signedIn) =>
             userPage(signedIn, path.uid, { done: new URL(request.url, "http://host").searchParams.get("done") ?? undefined })))
         .handleRaw("setPermissions", ({ path, request }) =>
-          userAction(request, path.uid, "permissions", (fields) =>
+          userAction(request, path.uid, "permissions", (fields, signedIn) =>
             Effect.gen(function*() {
               const { permissions } = yield* directory.user(path.uid)
-              for (const application of yield* directory.applications) {
-                if (application.retired) continue
+              for (const application of yield* applicationsManagedBy(signedIn)) {
                 const wanted = grantedIn(fields, application.id).filter((name) => application.permissions.includes(name)).sort()
                 const held = [...(permissions[application.name] ?? [])].sort()
                 if (wanted.join(" ") !== held.join(" ")) yield* directory.setPermissions(path.uid, application.name, wanted)
@@ -222,5 +230,6 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
         .handleRaw("unlock", ({ path, request }) =>
           userAction(request, path.uid, "unlocked", () => directory.unlock(path.uid)))
         .handleRaw("resetTwoStep", ({ path, request }) =>
-          userAction(request, path.uid, "two_step_reset", () => Effect.zipRight(directory.user(path.uid), twoStep.reset(path.uid))))
+          userAction(request, path.uid, "two_step_reset", () =>
+            Effect.zipRight(Effect.zipRight(directory.user(path.uid), directory.mayManage(path.uid)), twoStep.reset(path.uid))))
     }))

@@ -1,8 +1,8 @@
 import { now } from "@civicstack/kit"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { InvalidInput, NotFound } from "../domain/errors"
-import { ADMIN, normalisePermissions, SIGNIN, SSO_APPLICATION, USER_UPDATE_PERMISSION } from "../domain/permissions"
+import { InvalidInput, NotAllowed, NotFound } from "../domain/errors"
+import { ADMIN, normalisePermissions, SIGNIN, SSO_APPLICATION, SUPERADMIN, USER_UPDATE_PERMISSION } from "../domain/permissions"
 import { apiTokenRecord } from "../domain/records"
 import type { Application, PushFormat, SsoEvent, User } from "../domain/records"
 import { redirectUriProblem } from "../domain/redirectUris"
@@ -12,6 +12,7 @@ import type { PushKind } from "../domain/pushes"
 import type { AlreadyTaken, UserChanges } from "../storage/SsoStore"
 import { StoreError } from "../storage/SsoStore"
 import { enqueuePushes } from "./pushQueue"
+import { roleHeldBy } from "./access"
 import { Actor, actorDetail } from "./Actor"
 import { passwordProblem } from "./Passwords"
 import { SsoParts } from "./SsoParts"
@@ -44,7 +45,7 @@ export interface NewUser {
   readonly email: string
   readonly name: string
   readonly password?: string
-  /** `signin` and `admin` on the SSO's own application. */
+  /** `signin`, `admin` and `superadmin` on the SSO's own application. */
   readonly admin?: boolean
   readonly apiUser?: boolean
   readonly organisationSlug?: string | null
@@ -64,7 +65,7 @@ export interface IssuedApiToken {
   readonly expiresAt: Date
 }
 
-type Failure = StoreError | AlreadyTaken | InvalidInput | NotFound
+type Failure = StoreError | AlreadyTaken | InvalidInput | NotFound | NotAllowed
 
 const check = (field: string, problem: string | undefined) =>
   problem === undefined ? Effect.void : Effect.fail(new InvalidInput({ field, problem }))
@@ -102,15 +103,20 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
   ) => Effect.Effect<UserDetails, Failure>
   /** Suspends the user and revokes every token they hold. */
   readonly suspend: (uid: string, reason: string) => Effect.Effect<UserDetails, Failure>
-  readonly unsuspend: (uid: string) => Effect.Effect<UserDetails, StoreError | NotFound>
-  readonly unlock: (uid: string) => Effect.Effect<UserDetails, StoreError | NotFound>
+  readonly unsuspend: (uid: string) => Effect.Effect<UserDetails, StoreError | NotFound | NotAllowed>
+  readonly unlock: (uid: string) => Effect.Effect<UserDetails, StoreError | NotFound | NotAllowed>
+  /**
+   * Whether the actor may change the user: a superadmin (or an operator's tool) anyone, an admin users who are not
+   * administrators, a user only themselves.
+   */
+  readonly mayManage: (uid: string) => Effect.Effect<void, StoreError | NotAllowed>
   /** A long-lived access token for an API user, issued in advance. */
   readonly issueApiToken: (
     uid: string,
     applicationName: string,
     options?: { readonly expiresIn?: Duration.Duration; readonly token?: string }
   ) => Effect.Effect<IssuedApiToken, Failure>
-  readonly revokeToken: (id: string) => Effect.Effect<void, StoreError | NotFound>
+  readonly revokeToken: (id: string) => Effect.Effect<void, StoreError | NotFound | NotAllowed>
   readonly events: (filter: { readonly userUid?: string; readonly limit?: number }) => Effect.Effect<ReadonlyArray<SsoEvent>, StoreError>
 }>() {
   static readonly layer = Layer.effect(
@@ -130,6 +136,29 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
         Effect.gen(function*() {
           const actor = actorDetail(yield* Actor)
           yield* store.appendEvent({ at: yield* now, kind, userUid, applicationId, detail: { ...detail, actor } })
+        })
+
+      /** The acting administrator's role; operators' tools and the service itself act as superadmins. */
+      const actingRole = Effect.flatMap(Actor, (actor) =>
+        actor.kind === "administrator"
+          ? roleHeldBy(store, actor.uid)
+          : Effect.succeed(actor.kind === "user" ? "user" as const : "superadmin" as const))
+
+      const superadminOnly = (what: string) =>
+        Effect.flatMap(actingRole, (role) =>
+          role === "superadmin" ? Effect.void : Effect.fail(new NotAllowed({ reason: `Only a superadmin can ${what}` })))
+
+      const mayManage = (uid: string) =>
+        Effect.gen(function*() {
+          const actor = yield* Actor
+          if (actor.kind === "user") {
+            if (actor.uid === uid) return
+            return yield* new NotAllowed({ reason: "A user can change only their own account" })
+          }
+          if ((yield* actingRole) === "superadmin") return
+          if ((yield* roleHeldBy(store, uid)) !== "user") {
+            return yield* new NotAllowed({ reason: "Only a superadmin can change an administrator" })
+          }
         })
 
       const applicationNamed = (name: string) =>
@@ -167,6 +196,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
 
       const createApplication = (input: NewApplication) =>
         Effect.gen(function*() {
+          yield* superadminOnly("manage applications")
           yield* validateApplication(input)
           const clientId = input.clientId ?? newSecret()
           const clientSecret = input.clientSecret ?? newSecret()
@@ -197,6 +227,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
 
       const ensureApplication = (input: NewApplication) =>
         Effect.gen(function*() {
+          yield* superadminOnly("manage applications")
           const existing = yield* store.applicationByName(input.name)
           if (Option.isNone(existing)) {
             const created = yield* createApplication(input)
@@ -233,6 +264,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
 
       const createUser = (input: NewUser) =>
         Effect.gen(function*() {
+          if (input.admin === true || input.apiUser === true) yield* superadminOnly("create administrators and API users")
           yield* check("email", emailProblem(input.email))
           yield* check("name", textProblem(input.name, { min: 1, max: 200 }))
           if (input.password !== undefined) yield* check("password", passwordProblem(input.password))
@@ -253,7 +285,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
           }
           yield* store.insertUser(user)
           yield* record("user_created", user.uid, null, { api_user: user.isApiUser })
-          if (Option.isSome(ssoApplication)) yield* setPermissionsOn(user.uid, ssoApplication.value, [SIGNIN, ADMIN])
+          if (Option.isSome(ssoApplication)) yield* setPermissionsOn(user.uid, ssoApplication.value, [SIGNIN, ADMIN, SUPERADMIN])
           return yield* detailsOf(user)
         })
 
@@ -274,6 +306,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
         users: Effect.flatMap(store.listUsers, (users) => Effect.forEach(users, detailsOf)),
         updateUser: (uid, changes) =>
           Effect.gen(function*() {
+            yield* mayManage(uid)
             if (changes.email !== undefined) yield* check("email", emailProblem(changes.email))
             if (changes.name !== undefined) yield* check("name", textProblem(changes.name, { min: 1, max: 200 }))
             const updated = yield* store.atomically(Effect.gen(function*() {
@@ -287,6 +320,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
           }),
         setPassword: (uid, password, options = {}) =>
           Effect.gen(function*() {
+            yield* mayManage(uid)
             yield* check("password", passwordProblem(password))
             yield* existing(uid)
             const passwordHash = yield* passwords.hash(password)
@@ -302,6 +336,8 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
           }),
         setPermissions: (uid, applicationName, permissions) =>
           Effect.gen(function*() {
+            yield* mayManage(uid)
+            if (applicationName === SSO_APPLICATION) yield* superadminOnly("grant roles on the sign-on")
             yield* existing(uid)
             const application = yield* applicationNamed(applicationName)
             yield* store.atomically(setPermissionsOn(uid, application, permissions))
@@ -309,6 +345,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
           }),
         suspend: (uid, reason) =>
           Effect.gen(function*() {
+            yield* mayManage(uid)
             yield* check("reason", textProblem(reason, { min: 1, max: 500 }))
             const at = yield* now
             const suspended = yield* store.atomically(Effect.gen(function*() {
@@ -324,6 +361,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
           }),
         unsuspend: (uid) =>
           Effect.gen(function*() {
+            yield* mayManage(uid)
             const user = yield* store.atomically(Effect.gen(function*() {
               const user = yield* store.setSuspension(uid, null)
               if (Option.isNone(user)) return yield* new NotFound({ what: "user" })
@@ -335,6 +373,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
           }),
         unlock: (uid) =>
           Effect.gen(function*() {
+            yield* mayManage(uid)
             const user = yield* store.clearFailedSignIns(uid)
             if (Option.isNone(user)) return yield* new NotFound({ what: "user" })
             yield* record("user_unlocked", uid, null)
@@ -342,6 +381,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
           }),
         issueApiToken: (uid, applicationName, options = {}) =>
           Effect.gen(function*() {
+            yield* superadminOnly("issue API tokens")
             const lifetime = options.expiresIn ?? settings.apiTokenLifetime
             yield* check("expires_in", Duration.toSeconds(lifetime) >= 60 ? undefined : "must be at least 60 seconds")
             yield* check("token", options.token === undefined || isSecretShaped(options.token) ? undefined : "must be 32 lowercase hex characters")
@@ -361,11 +401,13 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
           }),
         revokeToken: (id) =>
           Effect.gen(function*() {
+            yield* superadminOnly("revoke API tokens")
             const token = yield* store.accessTokenById(id)
             if (Option.isNone(token)) return yield* new NotFound({ what: "token" })
             yield* store.revokeTokens({ accessTokenId: id }, yield* now)
             yield* record("token_revoked", token.value.userUid, token.value.applicationId, { token_id: id })
           }),
+        mayManage,
         events: ({ limit, userUid }) => store.events({ limit: limit ?? 100, ...(userUid === undefined ? {} : { userUid }) })
       }
     })

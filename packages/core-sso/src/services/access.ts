@@ -1,7 +1,8 @@
 import { Effect, Option } from "effect"
 import type { Context } from "effect"
 import { accessProblem } from "../domain/access"
-import { ADMIN, SSO_APPLICATION } from "../domain/permissions"
+import { roleOf, SSO_APPLICATION } from "../domain/permissions"
+import type { Role } from "../domain/permissions"
 import type { Application } from "../domain/records"
 import type { SsoStore } from "../storage/SsoStore"
 
@@ -22,10 +23,14 @@ export const userAccess = (store: Context.Tag.Service<SsoStore>, userUid: string
     return problem === undefined ? { user: user.value, permissions } as const : { problem } as const
   })
 
-/** Whether the user holds `admin` on the sign-on's own application. */
-export const isAdministrator = (store: Context.Tag.Service<SsoStore>, uid: string) =>
+/** The user's role on the sign-on, by their permissions on its own application. */
+export const roleHeldBy = (store: Context.Tag.Service<SsoStore>, uid: string) =>
   Effect.gen(function*() {
     const sso = yield* store.applicationByName(SSO_APPLICATION)
-    if (Option.isNone(sso)) return false
-    return (yield* permissionsOn(store, uid, sso.value.id)).includes(ADMIN)
+    if (Option.isNone(sso)) return "user" as Role
+    return roleOf(yield* permissionsOn(store, uid, sso.value.id))
   })
+
+/** Whether the user is an administrator of the sign-on (`admin` or `superadmin`). */
+export const isAdministrator = (store: Context.Tag.Service<SsoStore>, uid: string) =>
+  Effect.map(roleHeldBy(store, uid), (role) => role !== "user")

@@ -1,6 +1,6 @@
 import { Duration, Effect, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
-import { ADMIN, normalisePermissions, SIGNIN, SSO_APPLICATION } from "../domain/permissions"
+import { ADMIN, normalisePermissions, SIGNIN, SSO_APPLICATION, SUPERADMIN } from "../domain/permissions"
 import { hashSecret } from "../domain/secrets"
 import { isTotpSecret } from "../domain/twoStep"
 import { Actor } from "./Actor"
@@ -38,7 +38,9 @@ export const BootstrapDocument = Schema.Struct({
       otp_secret: Schema.optional(Schema.String.pipe(Schema.filter((secret) =>
         isTotpSecret(secret) || "must be base32 (A to Z and 2 to 7), at least 16 characters"
       ))),
+      /** `true`: the user is a superadmin of the sign-on (as `role: "superadmin"`). */
       admin: Schema.optional(Schema.Boolean),
+      role: Schema.optional(Schema.Literal("admin", "superadmin")),
       api_user: Schema.optional(Schema.Boolean),
       organisation_slug: Schema.optional(Schema.NullOr(Schema.String)),
       organisation_content_id: Schema.optional(Schema.NullOr(Schema.String)),
@@ -69,10 +71,10 @@ export const SERVICE_APPLICATIONS = ["email-alert-api", "link-checker-api"] as c
 
 const ssoApplication = (issuer: string) => ({
   name: SSO_APPLICATION,
-  description: "The single sign-on itself: its admin permission",
+  description: "The single sign-on itself: its roles, admin and superadmin",
   homeUri: issuer,
   redirectUris: [],
-  permissions: [ADMIN]
+  permissions: [ADMIN, SUPERADMIN]
 })
 
 /** An admin's first password: 24 characters from 144 random bits. */
@@ -185,7 +187,11 @@ export const applyBootstrap = (document: BootstrapDocument) =>
         }
         if (entry.otp_secret !== undefined) yield* twoStep.give(details.user.uid, entry.otp_secret)
         const wanted: Record<string, ReadonlyArray<string>> = { ...entry.permissions }
-        if (entry.admin === true) wanted[SSO_APPLICATION] = normalisePermissions([...(wanted[SSO_APPLICATION] ?? []), SIGNIN, ADMIN])
+        const role = entry.role ?? (entry.admin === true ? "superadmin" : undefined)
+        if (role !== undefined) {
+          const roles = role === "superadmin" ? [ADMIN, SUPERADMIN] : [ADMIN]
+          wanted[SSO_APPLICATION] = normalisePermissions([...(wanted[SSO_APPLICATION] ?? []), SIGNIN, ...roles])
+        }
         for (const [application, permissions] of Object.entries(wanted)) {
           if (!samePermissions(details.permissions[application], permissions)) {
             details = yield* directory.setPermissions(details.user.uid, application, permissions)

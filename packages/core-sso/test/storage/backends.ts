@@ -20,6 +20,8 @@ const ssoTables = emptyTables([
   "sso.access_tokens",
   "sso.grants",
   "sso.permissions",
+  "sso.recovery_codes",
+  "sso.two_step",
   "sso.users",
   "sso.applications"
 ])

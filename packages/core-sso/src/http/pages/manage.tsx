@@ -5,7 +5,7 @@ import { ProblemSummary, SignOutForm } from "./pages"
 /** A user as the users list shows them. */
 export interface UserRow {
   readonly user: User
-  readonly role: "administrator" | "API user" | "user"
+  readonly role: "superadmin" | "administrator" | "API user" | "user"
   readonly locked: boolean
   readonly twoStep: boolean
 }
@@ -98,7 +98,7 @@ export const UsersPage = (props: {
         id="role"
         label="Role"
         value={props.filters.role}
-        options={[["", "Any"], ["administrator", "Administrator"], ["user", "User"], ["api", "API user"]]}
+        options={[["", "Any"], ["superadmin", "Superadmin"], ["administrator", "Administrator"], ["user", "User"], ["api", "API user"]]}
       />
       <Select
         id="state"
