@@ -9,6 +9,7 @@ import { startSsoHost } from "./server"
 import type { SsoHost } from "./server"
 
 const ROOT_SECRET = "ONSWG4TFORXW64TPN5ZGKYLEMVZHI2LD"
+const ALAN_SECRET = "MFWGC3RAMFWGC3RAMFWGC3RAMFWGC3RA"
 const ACTIONS = ["permissions", "suspend", "unsuspend", "unlock", "reset_2sv"]
 
 let server: SsoHost
@@ -29,7 +30,8 @@ beforeAll(async () => {
       users: [
         { email: "root@example.com", name: "Root", password: PASSWORD, admin: true, otp_secret: ROOT_SECRET },
         { email: "carol@example.com", name: "Carol", password: PASSWORD, permissions: { Publisher: ["signin"] } },
-        { email: "bob@example.com", name: "Bob", password: PASSWORD }
+        { email: "bob@example.com", name: "Bob", password: PASSWORD },
+        { email: "alan@example.com", name: "Alan", password: PASSWORD, role: "admin", otp_secret: ALAN_SECRET }
       ]
     }
   })
@@ -103,5 +105,26 @@ describe("the administrators' pages over HTTP", () => {
     for (const query of ["q=%00", "page=-1", "page=1e99", "role=%FF", `q=${"x".repeat(5000)}`, "two_step=on&state=locked"]) {
       expect((await root.get(`/manage/users?${query}`)).status, query).toBe(200)
     }
+  })
+  it("an admin who is not a superadmin manages users but not roles or administrators", async () => {
+    const alan = await signedIn("alan@example.com", totpCode(ALAN_SECRET, Date.now()))
+    const carolsPage = await (await alan.get(`/manage/users/${carolUid}`)).text()
+    expect(carolsPage).toContain("<legend>Publisher</legend>")
+    expect(carolsPage).not.toContain("<legend>sso</legend>")
+    const rootUid = (await server.run(Effect.flatMap(Directory, (directory) => directory.userByEmail("root@example.com")))).user.uid
+    const refused = await alan.postForm(`/manage/users/${rootUid}/suspend`, { authenticity_token: formToken(carolsPage), reason: "coup" })
+    expect(refused.status).toBe(403)
+    expect(await refused.text()).toContain("Only a superadmin can change an administrator")
+    const root = await server.run(Effect.flatMap(Directory, (directory) => directory.user(rootUid)))
+    expect(root.user.suspendedAt).toBeNull()
+    // a forged grant of a role on the sign-on is ignored: the form of an admin has no such boxes
+    const ssoId = (await server.run(Effect.flatMap(Directory, (directory) => directory.application("sso")))).id
+    const grant = await alan.postForm(`/manage/users/${carolUid}/permissions`, {
+      authenticity_token: formToken(carolsPage),
+      [`grant.${ssoId}.admin`]: "on",
+      [`grant.${publisherId}.signin`]: "on"
+    })
+    expect(grant.status).toBe(303)
+    expect((await carol()).permissions["sso"]).toBeUndefined()
   })
 })

@@ -45,7 +45,7 @@ export const unique = (label: string) => `${label}-${process.pid}-${++counter}`
 /** The SSO's own application and an admin API user with a token for it. */
 export const adminToken = Effect.gen(function*() {
   const directory = yield* Directory
-  yield* directory.ensureApplication({ name: "sso", homeUri: "http://127.0.0.1:7", redirectUris: [], permissions: ["admin"] })
+  yield* directory.ensureApplication({ name: "sso", homeUri: "http://127.0.0.1:7", redirectUris: [], permissions: ["admin", "superadmin"] })
   const admin = yield* directory.createUser({ email: `${unique("admin")}@example.com`, name: "Admin", admin: true, apiUser: true })
   const issued = yield* directory.issueApiToken(admin.user.uid, "sso")
   return issued.token
