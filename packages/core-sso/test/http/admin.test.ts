@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Directory } from "../../src/services/Directory"
 import { startSsoHost } from "./server"
 import type { SsoHost } from "./server"
-import { ADMIN_TOKEN, EDITOR_TOKEN, PUBLISHER_TOKEN, adminBootstrap } from "../fixtures/adminBootstrap"
+import { ADMIN_TOKEN, EDITOR_TOKEN, HELPER_TOKEN, PUBLISHER_TOKEN, adminBootstrap } from "../fixtures/adminBootstrap"
 
 
 let server: SsoHost
@@ -29,6 +29,16 @@ const json = (response: Response): Promise<any> => response.json()
 const userJson = (token: string) => fetch(`${server.url}/user.json`, { headers: { authorization: `Bearer ${token}` } })
 
 describe("the admin API", () => {
+  it("lets an admin who is not a superadmin manage users, and refuses them applications with 403, changing nothing", async () => {
+    const created = await admin("POST", "/admin/users", { email: "helped@example.com", name: "Helped" }, HELPER_TOKEN)
+    expect(created.status).toBe(201)
+    const refused = await admin("POST", "/admin/applications", { name: "Rogue", home_uri: "https://rogue.example", redirect_uris: [] }, HELPER_TOKEN)
+    expect(refused.status).toBe(403)
+    expect(await json(refused)).toEqual({ error: "Only a superadmin can manage applications" })
+    const listed = await json(await admin("GET", "/admin/applications"))
+    expect(listed.applications.map((application: any) => application.name)).not.toContain("Rogue")
+  })
+
   it("is for admins only: 401 without a token of the sign-on, 403 for other users", async () => {
     for (const authorization of [undefined, "Bearer 00000000000000000000000000000000", `Bearer ${PUBLISHER_TOKEN}`, `Basic ${ADMIN_TOKEN}`]) {
       const response = await fetch(`${server.url}/admin/users`, { headers: authorization === undefined ? {} : { authorization } })
