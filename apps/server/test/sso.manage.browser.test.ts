@@ -160,4 +160,45 @@ describe("the administrators' pages in a real browser", () => {
     expect(userPage?.status()).toBe(403)
     expect(await page.content()).not.toContain("Carol")
   })
+  it("a superadmin registers an application, sees its credentials once, edits it and rotates its secret", async () => {
+    const page = await signInAsRoot()
+    await page.getByRole("link", { name: "Applications" }).click()
+    await page.waitForSelector("h1:has-text('Applications')")
+    await expectAccessible(page)
+    await page.getByRole("link", { name: "Register an application" }).click()
+    await expectAccessible(page)
+    await page.getByLabel("Name", { exact: true }).fill("Newsroom")
+    await page.getByLabel("Home address").fill("https://newsroom.example")
+    await page.getByLabel("Redirect addresses").fill("https://newsroom.example/auth/callback")
+    await page.getByLabel("Permissions").fill("reporter editor")
+    await page.getByRole("button", { name: "Save" }).click()
+    await page.waitForSelector("h1:has-text('Credentials of Newsroom')")
+    await expectAccessible(page)
+    const [clientId, firstSecret] = await page.locator("dd code").allTextContents()
+    expect(clientId).toMatch(/^[0-9a-f]{32}$/)
+    expect(await introspectWith(clientId!, firstSecret!)).toBe(200)
+
+    await page.getByRole("link", { name: "Back to Newsroom" }).click()
+    await page.getByLabel("Require two-step verification of its users").check()
+    await page.getByRole("button", { name: "Save" }).click()
+    await page.waitForSelector("text=Saved.")
+    expect(await page.getByLabel("Require two-step verification of its users").isChecked()).toBe(true)
+    await page.getByRole("button", { name: "Make a new client secret" }).click()
+    await page.waitForSelector("h1:has-text('Credentials of Newsroom')")
+    const [secondSecret] = await page.locator("dd code").allTextContents()
+    expect(secondSecret).not.toBe(firstSecret)
+    expect(await introspectWith(clientId!, secondSecret!)).toBe(200)
+    expect(await introspectWith(clientId!, firstSecret!)).toBe(401)
+  })
 })
+
+/** The status of an introspection authenticated with these client credentials. */
+const introspectWith = async (clientId: string, clientSecret: string) =>
+  (await fetch(`${server.url}/oauth/introspect`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`
+    },
+    body: new URLSearchParams({ token: "0".repeat(32) })
+  })).status

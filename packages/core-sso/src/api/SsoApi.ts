@@ -118,6 +118,11 @@ export class BrowserGroup extends HttpApiGroup.make("browser")
 
 const UserPath = Schema.Struct({ uid: Schema.String })
 
+const ApplicationPath = Schema.Struct({ id: Schema.String })
+
+const applicationAction = <const Name extends string, const Path extends `/${string}`>(name: Name, path: Path) =>
+  HttpApiEndpoint.post(name, path).setPath(ApplicationPath).setPayload(AnyForm).addSuccess(Html)
+
 const userAction = <const Name extends string, const Path extends `/${string}`>(name: Name, path: Path) =>
   HttpApiEndpoint.post(name, path).setPath(UserPath).setPayload(AnyForm).addSuccess(Html)
 
@@ -134,6 +139,12 @@ export class ManageGroup extends HttpApiGroup.make("manage")
   .add(userAction("unsuspend", "/manage/users/:uid/unsuspend"))
   .add(userAction("unlock", "/manage/users/:uid/unlock"))
   .add(userAction("resetTwoStep", "/manage/users/:uid/reset_2sv"))
+  .add(HttpApiEndpoint.get("applications", "/manage/applications").addSuccess(Html))
+  .add(HttpApiEndpoint.get("newApplication", "/manage/applications/new").addSuccess(Html))
+  .add(HttpApiEndpoint.post("createApplication", "/manage/applications").setPayload(AnyForm).addSuccess(Html))
+  .add(HttpApiEndpoint.get("application", "/manage/applications/:id").setPath(ApplicationPath).addSuccess(Html))
+  .add(applicationAction("updateApplication", "/manage/applications/:id"))
+  .add(applicationAction("rotateSecret", "/manage/applications/:id/rotate_secret"))
 {}
 
 /** Every group of the SSO's endpoints: what a host adds to its `HttpApi` to serve them with `ssoHandlers`. */

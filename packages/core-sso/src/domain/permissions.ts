@@ -16,8 +16,11 @@ export type Role = "superadmin" | "admin" | "user"
 export const roleOf = (ssoPermissions: ReadonlyArray<string> | undefined): Role =>
   ssoPermissions?.includes(SUPERADMIN) === true ? "superadmin" : ssoPermissions?.includes(ADMIN) === true ? "admin" : "user"
 
-/** The SSO's own application, holding the `admin` permission. */
+/** The SSO's own application, holding the roles `admin` and `superadmin`. */
 export const SSO_APPLICATION = "sso"
+
+/** The services other cores guard their APIs with, created at first start with the SSO's own application. */
+export const SERVICE_APPLICATIONS = ["email-alert-api", "link-checker-api"] as const
 
 /** A permission name: 1 to 100 printable characters without spaces. */
 export const isPermissionName = (name: string): boolean => /^[\x21-\x7e]{1,100}$/.test(name)

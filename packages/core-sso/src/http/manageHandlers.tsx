@@ -8,7 +8,7 @@ import type { SsoGroups } from "../api/SsoApi"
 import type { InvalidInput, NotAllowed, NotFound } from "../domain/errors"
 import { roleOf, SIGNIN, SSO_APPLICATION } from "../domain/permissions"
 import type { User } from "../domain/records"
-import { isAdministrator, roleHeldBy } from "../services/access"
+import { roleHeldBy } from "../services/access"
 import { Actor } from "../services/Actor"
 import { Directory } from "../services/Directory"
 import type { UserDetails } from "../services/Directory"
@@ -19,7 +19,8 @@ import type { AlreadyTaken, StoreError } from "../storage/SsoStore"
 import { HomePage, UserPage, UsersPage } from "./pages/manage"
 import type { UserFilters, UserRow } from "./pages/manage"
 import { ErrorPage } from "./pages/pages"
-import { makePageTools, withReturnTo } from "./pageTools"
+import { makeApplicationPages } from "./applicationPages"
+import { makePageTools } from "./pageTools"
 
 const PAGE_SIZE = 50
 
@@ -71,6 +72,7 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
       const { store } = yield* SsoParts
       const directory = yield* Directory
       const twoStep = yield* TwoStepVerification
+      const applicationPages = yield* makeApplicationPages
 
       const rowOf = (details: UserDetails, withTwoStep: ReadonlySet<string>, now: number): UserRow => ({
         user: details.user,
@@ -79,25 +81,10 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
         twoStep: withTwoStep.has(details.user.uid)
       })
 
-      /** Runs `page` for an administrator with two-step verification on; anyone else gets 403 and sees nothing. */
       const asAdministrator = <Err,>(
         request: HttpServerRequest.HttpServerRequest,
         page: (signedIn: CurrentSession) => Effect.Effect<HttpServerResponse.HttpServerResponse, Err, Actor>
-      ) =>
-        tools.signedInOnly(request, (signedIn) =>
-          Effect.gen(function*() {
-            if (!(yield* isAdministrator(store, signedIn.user.uid))) {
-              return html(
-                <ErrorPage title="You cannot use this page" message="Only administrators of the sign-on can manage users." />,
-                403
-              )
-            }
-            if (yield* tools.mustSetUpTwoStep(signedIn)) {
-              return redirect(withReturnTo("/account/two_step", tools.pathOf(request)), 303)
-            }
-            const { email, uid } = signedIn.user
-            return yield* Effect.provideService(page(signedIn), Actor, { kind: "administrator", uid, email })
-          })).pipe(Effect.orDie)
+      ) => tools.asRole(request, "admin", page)
 
       /** The applications whose permissions the signed-in administrator sets: the sign-on's own (roles) for superadmins only. */
       const applicationsManagedBy = (signedIn: CurrentSession) =>
@@ -186,7 +173,7 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
               <HomePage
                 user={user}
                 applications={yield* applicationsOf(user, details.permissions)}
-                administrator={yield* isAdministrator(store, user.uid)}
+                role={yield* roleHeldBy(store, user.uid)}
                 csrfToken={session.value.session.csrfToken}
               />
             )
@@ -229,6 +216,12 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
           userAction(request, path.uid, "unsuspended", () => directory.unsuspend(path.uid)))
         .handleRaw("unlock", ({ path, request }) =>
           userAction(request, path.uid, "unlocked", () => directory.unlock(path.uid)))
+        .handleRaw("applications", ({ request }) => applicationPages.list(request))
+        .handleRaw("newApplication", ({ request }) => applicationPages.newForm(request))
+        .handleRaw("createApplication", ({ request }) => applicationPages.create(request))
+        .handleRaw("application", ({ path, request }) => applicationPages.show(request, path.id))
+        .handleRaw("updateApplication", ({ path, request }) => applicationPages.update(request, path.id))
+        .handleRaw("rotateSecret", ({ path, request }) => applicationPages.rotate(request, path.id))
         .handleRaw("resetTwoStep", ({ path, request }) =>
           userAction(request, path.uid, "two_step_reset", () =>
             Effect.zipRight(Effect.zipRight(directory.user(path.uid), directory.mayManage(path.uid)), twoStep.reset(path.uid))))

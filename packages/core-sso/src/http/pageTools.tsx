@@ -2,11 +2,14 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Either, Option } from "effect"
 import { timingSafeEqual } from "node:crypto"
+import { roleHeldBy } from "../services/access"
+import { Actor } from "../services/Actor"
 import { SignIn } from "../services/SignIn"
 import type { CurrentSession } from "../services/SignIn"
 import { SsoParts } from "../services/SsoParts"
 import { hasTwoStep, twoStepRequired } from "../services/TwoStep"
 import { contentSecurityPolicy, renderPage } from "./pages/layout"
+import { ErrorPage } from "./pages/pages"
 import { readForm } from "./requests"
 
 /**
@@ -108,7 +111,29 @@ export const makePageTools = Effect.gen(function*() {
       (required, on) => required && !on
     )
 
+  /**
+   * Runs `page` for an administrator of at least `role`, with two-step verification on, in their name; anyone else
+   * gets 403 and sees nothing.
+   */
+  const asRole = <Err,>(
+    request: HttpServerRequest.HttpServerRequest,
+    role: "admin" | "superadmin",
+    page: (signedIn: CurrentSession) => Effect.Effect<HttpServerResponse.HttpServerResponse, Err, Actor>
+  ) =>
+    signedInOnly(request, (signedIn) =>
+      Effect.gen(function*() {
+        const held = yield* roleHeldBy(store, signedIn.user.uid)
+        if (held === "user" || (role === "superadmin" && held !== "superadmin")) {
+          const who = role === "superadmin" ? "superadmins" : "administrators"
+          return html(<ErrorPage title="You cannot use this page" message={`Only ${who} of the sign-on can use this page.`} />, 403)
+        }
+        if (yield* mustSetUpTwoStep(signedIn)) return redirect(withReturnTo("/account/two_step", pathOf(request)), 303)
+        const { email, uid } = signedIn.user
+        return yield* Effect.provideService(page(signedIn), Actor, { kind: "administrator", uid, email })
+      })).pipe(Effect.orDie)
+
   return {
+    asRole,
     settings,
     cookieOptions,
     CSRF_COOKIE,

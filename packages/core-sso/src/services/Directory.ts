@@ -2,7 +2,15 @@ import { now } from "@civicstack/kit"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { InvalidInput, NotAllowed, NotFound } from "../domain/errors"
-import { ADMIN, normalisePermissions, SIGNIN, SSO_APPLICATION, SUPERADMIN, USER_UPDATE_PERMISSION } from "../domain/permissions"
+import {
+  ADMIN,
+  normalisePermissions,
+  SERVICE_APPLICATIONS,
+  SIGNIN,
+  SSO_APPLICATION,
+  SUPERADMIN,
+  USER_UPDATE_PERMISSION
+} from "../domain/permissions"
 import { apiTokenRecord } from "../domain/records"
 import type { Application, PushFormat, SsoEvent, User } from "../domain/records"
 import { redirectUriProblem } from "../domain/redirectUris"
@@ -33,6 +41,9 @@ export interface NewApplication {
   readonly clientId?: string
   readonly clientSecret?: string
 }
+
+/** What an application's edit may change; its credentials change only by rotation. */
+export type ApplicationChanges = Partial<Omit<NewApplication, "clientId" | "clientSecret">>
 
 /** An application with the credentials that are shown this once. */
 export interface CreatedApplication {
@@ -84,6 +95,15 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
     input: NewApplication
   ) => Effect.Effect<{ readonly application: Application; readonly created: Option.Option<CreatedApplication> }, Failure>
   readonly application: (name: string) => Effect.Effect<Application, StoreError | NotFound>
+  /**
+   * Changes an application's name, description, URIs, permissions and settings. The sign-on's own application and the
+   * other services' keep their names (the services find them by name) and the sign-on's its permissions (its roles).
+   */
+  readonly updateApplication: (name: string, changes: ApplicationChanges) => Effect.Effect<Application, Failure>
+  /** A new client secret for the application, shown this once; the old one stops working at once. */
+  readonly rotateClientSecret: (
+    name: string
+  ) => Effect.Effect<{ readonly application: Application; readonly clientSecret: string }, Failure>
   readonly applications: Effect.Effect<ReadonlyArray<Application>, StoreError>
   readonly createUser: (input: NewUser) => Effect.Effect<UserDetails, Failure>
   readonly user: (uid: string) => Effect.Effect<UserDetails, StoreError | NotFound>
@@ -299,6 +319,47 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
         createApplication,
         ensureApplication,
         application: applicationNamed,
+        updateApplication: (name, changes) =>
+          Effect.gen(function*() {
+            yield* superadminOnly("manage applications")
+            const current = yield* applicationNamed(name)
+            const builtIn = current.name === SSO_APPLICATION || (SERVICE_APPLICATIONS as ReadonlyArray<string>).includes(current.name)
+            if (builtIn && changes.name !== undefined && changes.name !== current.name) {
+              return yield* new NotAllowed({ reason: `The ${current.name} application keeps its name: the services find it by it` })
+            }
+            const samePermissions = changes.permissions === undefined ||
+              normalisePermissions([SIGNIN, ...changes.permissions]).join(" ") === current.permissions.join(" ")
+            if (current.name === SSO_APPLICATION && !samePermissions) {
+              return yield* new NotAllowed({ reason: "The sign-on's own permissions are its roles and do not change" })
+            }
+            const input: NewApplication = {
+              name: current.name,
+              description: current.description,
+              homeUri: current.homeUri,
+              redirectUris: current.redirectUris,
+              permissions: current.permissions,
+              pushUpdates: current.pushUpdates,
+              pushFormat: current.pushFormat,
+              requirePkce: current.requirePkce,
+              requireTwoStep: current.requireTwoStep,
+              ...changes
+            }
+            yield* validateApplication(input)
+            const wanted: Application = { ...current, ...applicationFields(input, input.pushUpdates ?? false) }
+            yield* store.updateApplication(wanted)
+            yield* record("application_updated", null, current.id, { name: wanted.name, fields: Object.keys(changes) })
+            return wanted
+          }),
+        rotateClientSecret: (name) =>
+          Effect.gen(function*() {
+            yield* superadminOnly("manage applications")
+            const current = yield* applicationNamed(name)
+            const clientSecret = newSecret()
+            const application = { ...current, clientSecretHash: hashSecret(clientSecret) }
+            yield* store.updateApplication(application)
+            yield* record("client_secret_rotated", null, current.id, { name: current.name })
+            return { application, clientSecret }
+          }),
         applications: store.listApplications,
         createUser,
         user: userDetails,

@@ -1,6 +1,6 @@
 import { Duration, Effect, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
-import { ADMIN, normalisePermissions, SIGNIN, SSO_APPLICATION, SUPERADMIN } from "../domain/permissions"
+import { ADMIN, normalisePermissions, SERVICE_APPLICATIONS, SIGNIN, SSO_APPLICATION, SUPERADMIN } from "../domain/permissions"
 import { hashSecret } from "../domain/secrets"
 import { isTotpSecret } from "../domain/twoStep"
 import { Actor } from "./Actor"
@@ -66,8 +66,7 @@ export interface NewSecret {
   readonly value: string
 }
 
-/** The services other cores guard their APIs with, created at first start with the SSO's own application. */
-export const SERVICE_APPLICATIONS = ["email-alert-api", "link-checker-api"] as const
+export { SERVICE_APPLICATIONS }
 
 const ssoApplication = (issuer: string) => ({
   name: SSO_APPLICATION,

@@ -10,7 +10,7 @@ main { max-width: 30rem; margin: 2rem auto; background: #ffffff; padding: 1.5rem
 h1 { font-size: 1.75rem; margin: 0 0 1rem; }
 label { display: block; font-weight: 700; margin: 1rem 0 0.25rem; }
 main.wide { max-width: 60rem; }
-input[type=email], input[type=password], input[type=text], input[type=search], select { box-sizing: border-box; width: 100%; font: inherit; padding: 0.4rem; border: 2px solid #0b0c0c; }
+input[type=email], input[type=password], input[type=text], input[type=search], select, textarea { box-sizing: border-box; width: 100%; font: inherit; padding: 0.4rem; border: 2px solid #0b0c0c; }
 button { margin-top: 1.5rem; font: inherit; font-weight: 700; padding: 0.5rem 1rem; color: #ffffff; background: #00703c; border: 0; box-shadow: 0 2px 0 #002d18; cursor: pointer; }
 button.secondary { background: #505a5f; box-shadow: 0 2px 0 #222222; }
 :focus-visible { outline: 3px solid #ffdd00; outline-offset: 0; box-shadow: 0 0 0 5px #0b0c0c; }

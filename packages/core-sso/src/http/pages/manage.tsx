@@ -17,12 +17,19 @@ export interface UserFilters {
   readonly twoStep: string
 }
 
-const AdminLinks = () => (
+const AdminLinks = (props: { readonly superadmin: boolean }) => (
   <nav aria-label="Administration">
     <ul>
       <li>
         <a href="/manage/users">Users</a>
       </li>
+      {props.superadmin
+        ? (
+          <li>
+            <a href="/manage/applications">Applications</a>
+          </li>
+        )
+        : null}
     </ul>
   </nav>
 )
@@ -30,7 +37,7 @@ const AdminLinks = () => (
 export const HomePage = (props: {
   readonly user: User
   readonly applications: ReadonlyArray<Application>
-  readonly administrator: boolean
+  readonly role: "superadmin" | "admin" | "user"
   readonly csrfToken: string
 }) => (
   <Layout title="Home">
@@ -51,7 +58,7 @@ export const HomePage = (props: {
     <p>
       <a href="/account">Your account and two-step verification</a>
     </p>
-    {props.administrator ? <AdminLinks /> : null}
+    {props.role === "user" ? null : <AdminLinks superadmin={props.role === "superadmin"} />}
     <SignOutForm csrfToken={props.csrfToken} />
   </Layout>
 )
@@ -285,3 +292,145 @@ export const UserPage = (props: {
     </Layout>
   )
 }
+
+export const ApplicationsPage = (props: { readonly applications: ReadonlyArray<Application> }) => (
+  <Layout title="Applications" wide>
+    <p>
+      <a href="/">Home</a>
+    </p>
+    <h1>Applications</h1>
+    <p>
+      <a href="/manage/applications/new">Register an application</a>
+    </p>
+    <table>
+      <caption class="visually-hidden">Applications</caption>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Home</th>
+          <th scope="col">Pushes</th>
+          <th scope="col">Two-step required</th>
+          <th scope="col">State</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.applications.map((application) => (
+          <tr key={application.id}>
+            <td>
+              <a href={`/manage/applications/${encodeURIComponent(application.id)}`}>{application.name}</a>
+            </td>
+            <td>{application.homeUri}</td>
+            <td>{application.pushUpdates ? application.pushFormat : "off"}</td>
+            <td>{application.requireTwoStep ? "yes" : "no"}</td>
+            <td>{application.retired ? "retired" : "live"}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  </Layout>
+)
+
+/** What the application form holds, as typed. */
+export interface ApplicationForm {
+  readonly name: string
+  readonly description: string
+  readonly homeUri: string
+  readonly redirectUris: string
+  readonly permissions: string
+  readonly pushUpdates: boolean
+  readonly pushFormat: string
+  readonly requirePkce: boolean
+  readonly requireTwoStep: boolean
+}
+
+const Checkbox = (props: { readonly name: string; readonly label: string; readonly checked: boolean }) => (
+  <div class="checkbox">
+    <input type="checkbox" id={props.name} name={props.name} value="on" checked={props.checked} />
+    <label for={props.name}>{props.label}</label>
+  </div>
+)
+
+export const ApplicationFormPage = (props: {
+  readonly title: string
+  readonly action: string
+  readonly form: ApplicationForm
+  readonly csrfToken: string
+  readonly problem?: string | undefined
+  readonly done?: string | undefined
+  /** On an existing application: the form that rotates its secret. */
+  readonly rotateAction?: string
+}) => (
+  <Layout title={props.title} wide>
+    <p>
+      <a href="/manage/applications">All applications</a>
+    </p>
+    <h1>{props.title}</h1>
+    <ProblemSummary message={props.problem} />
+    {props.done === undefined ? null : <div class="notice" role="status">{props.done}</div>}
+    <form method="post" action={props.action}>
+      <input type="hidden" name="authenticity_token" value={props.csrfToken} />
+      <label for="name">Name</label>
+      <input id="name" name="name" type="text" required maxLength={100} value={props.form.name} />
+      <label for="description">Description</label>
+      <input id="description" name="description" type="text" maxLength={1000} value={props.form.description} />
+      <label for="home_uri">Home address</label>
+      <input id="home_uri" name="home_uri" type="text" inputMode="url" required value={props.form.homeUri} />
+      <label for="redirect_uris">Redirect addresses</label>
+      <p class="note" id="redirect-hint">One per line: where users are sent back after signing in.</p>
+      <textarea id="redirect_uris" name="redirect_uris" rows={3} aria-describedby="redirect-hint">{props.form.redirectUris}</textarea>
+      <label for="permissions">Permissions</label>
+      <p class="note" id="permissions-hint">Separated by spaces; every application has signin.</p>
+      <input id="permissions" name="permissions" type="text" aria-describedby="permissions-hint" value={props.form.permissions} />
+      <fieldset>
+        <legend>Settings</legend>
+        <Checkbox name="push_updates" label="Push changes of its users to it" checked={props.form.pushUpdates} />
+        <label for="push_format">Push format</label>
+        <select id="push_format" name="push_format">
+          <option value="seed" selected={props.form.pushFormat !== "gds-sso"}>seed</option>
+          <option value="gds-sso" selected={props.form.pushFormat === "gds-sso"}>gds-sso</option>
+        </select>
+        <Checkbox name="require_pkce" label="Require PKCE" checked={props.form.requirePkce} />
+        <Checkbox name="require_2sv" label="Require two-step verification of its users" checked={props.form.requireTwoStep} />
+      </fieldset>
+      <button type="submit">Save</button>
+    </form>
+    {props.rotateAction === undefined ? null : (
+      <>
+        <h2>Client secret</h2>
+        <p>A new secret stops the old one at once: give the new one to the application first.</p>
+        <form method="post" action={props.rotateAction}>
+          <input type="hidden" name="authenticity_token" value={props.csrfToken} />
+          <button type="submit" class="secondary">Make a new client secret</button>
+        </form>
+      </>
+    )}
+  </Layout>
+)
+
+export const CredentialsPage = (props: {
+  readonly application: Application
+  readonly clientId?: string
+  readonly clientSecret: string
+}) => (
+  <Layout title={`Credentials of ${props.application.name}`} wide>
+    <h1>Credentials of {props.application.name}</h1>
+    <p>They are shown only now: copy them into the application's settings.</p>
+    <dl>
+      {props.clientId === undefined ? null : (
+        <>
+          <dt>client_id</dt>
+          <dd>
+            <code>{props.clientId}</code>
+          </dd>
+        </>
+      )}
+      <dt>client_secret</dt>
+      <dd>
+        <code>{props.clientSecret}</code>
+      </dd>
+    </dl>
+    <p>
+      <a href={`/manage/applications/${encodeURIComponent(props.application.id)}`}>Back to {props.application.name}</a>
+    </p>
+  </Layout>
+)
