@@ -26,6 +26,10 @@ beforeAll(async () => {
         client_id: CLIENT_ID,
         client_secret: CLIENT_SECRET,
         permissions: ["signin", "editor"]
+      }, {
+        name: "Sandbox",
+        home_uri: "https://sandbox.example",
+        redirect_uris: ["https://sandbox.example/callback"]
       }],
       users: [
         { email: "root@example.com", name: "Root", password: PASSWORD, admin: true, otp_secret: ROOT_SECRET },
@@ -42,9 +46,17 @@ afterAll(() => server?.close())
 
 const carol = () => server.run(Effect.flatMap(Directory, (directory) => directory.user(carolUid)))
 
-/** A browser signed in as `email`, with the code when the account has two-step verification. */
-const signedIn = async (email: string, code?: string) => {
+const browsers = new Map<string, ReturnType<typeof makeBrowser>>()
+
+/**
+ * A browser signed in as `email`, with the code of `secret` when the account has two-step verification; one per
+ * account for the whole file, since each code works once.
+ */
+const signedIn = async (email: string, secret?: string) => {
+  const known = browsers.get(email)
+  if (known !== undefined) return known
   const browser = makeBrowser(server.url)
+  const code = secret === undefined ? undefined : totpCode(secret, Date.now())
   const page = await browser.get("/users/sign_in")
   let response = await browser.postForm("/users/sign_in", { authenticity_token: formToken(await page.text()), email, password: PASSWORD })
   if (code !== undefined) {
@@ -52,12 +64,13 @@ const signedIn = async (email: string, code?: string) => {
     response = await browser.postForm("/users/two_step", { authenticity_token: formToken(await codePage.text()), code })
   }
   expect(response.headers.get("location")).toBe("/")
+  browsers.set(email, browser)
   return browser
 }
 
 describe("the administrators' pages over HTTP", () => {
   it("refuse forms without the session's CSRF token, and anyone but an administrator, changing nothing", async () => {
-    const root = await signedIn("root@example.com", totpCode(ROOT_SECRET, Date.now()))
+    const root = await signedIn("root@example.com", ROOT_SECRET)
     const bob = await signedIn("bob@example.com")
     const bobsToken = formToken(await (await bob.get("/")).text())
     const before = await carol()
@@ -76,7 +89,8 @@ describe("the administrators' pages over HTTP", () => {
   })
 
   it("hostile values in every form and path get a page, never a server error", async () => {
-    const root = await signedIn("root@example.com", totpCode(ROOT_SECRET, Date.now() + 30_000))
+    const root = await signedIn("root@example.com", ROOT_SECRET)
+    const sandboxId = (await server.run(Effect.flatMap(Directory, (directory) => directory.application("Sandbox")))).id
     const token = formToken(await (await root.get(`/manage/users/${carolUid}`)).text())
     const value = fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constantFrom(token, "on", "", "%00", "\u0000", "x".repeat(10_000)))
     const field = fc.constantFrom(
@@ -102,12 +116,27 @@ describe("the administrators' pages over HTTP", () => {
       ),
       { numRuns: 80 }
     )
+    const applicationField = fc.constantFrom(
+      "authenticity_token", "name", "description", "home_uri", "redirect_uris", "permissions", "push_updates", "push_format",
+      "require_pkce", "require_2sv", "__proto__"
+    )
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom("/manage/applications", `/manage/applications/${sandboxId}`, `/manage/applications/${sandboxId}/rotate_secret`, "/manage/applications/%00"),
+        fc.dictionary(applicationField, value),
+        async (path, fields) => {
+          const response = await root.postForm(path, fields)
+          expect(response.status, `${path} ${JSON.stringify(fields).slice(0, 200)}`).toBeLessThan(500)
+        }
+      ),
+      { numRuns: 60 }
+    )
     for (const query of ["q=%00", "page=-1", "page=1e99", "role=%FF", `q=${"x".repeat(5000)}`, "two_step=on&state=locked"]) {
       expect((await root.get(`/manage/users?${query}`)).status, query).toBe(200)
     }
   })
   it("an admin who is not a superadmin manages users but not roles or administrators", async () => {
-    const alan = await signedIn("alan@example.com", totpCode(ALAN_SECRET, Date.now()))
+    const alan = await signedIn("alan@example.com", ALAN_SECRET)
     const carolsPage = await (await alan.get(`/manage/users/${carolUid}`)).text()
     expect(carolsPage).toContain("<legend>Publisher</legend>")
     expect(carolsPage).not.toContain("<legend>sso</legend>")
@@ -126,5 +155,31 @@ describe("the administrators' pages over HTTP", () => {
     })
     expect(grant.status).toBe(303)
     expect((await carol()).permissions["sso"]).toBeUndefined()
+  })
+  it("the application pages are for superadmins; bad input is shown again naming the problem, and built-in names stay", async () => {
+    const alan = await signedIn("alan@example.com", ALAN_SECRET)
+    expect((await alan.get("/manage/applications")).status).toBe(403)
+    const alansToken = formToken(await (await alan.get("/")).text())
+    const byAlan = await alan.postForm("/manage/applications", { authenticity_token: alansToken, name: "Rogue", home_uri: "https://rogue.example" })
+    expect(byAlan.status).toBe(403)
+
+    const root = await signedIn("root@example.com", ROOT_SECRET)
+    const token = formToken(await (await root.get("/manage/applications/new")).text())
+    const bad = await root.postForm("/manage/applications", { authenticity_token: token, name: "Broken", home_uri: "not a url" })
+    expect(bad.status).toBe(400)
+    const html = await bad.text()
+    expect(html).toContain("The home_uri")
+    expect(html).toContain('value="Broken"')
+    const applications = () => server.run(Effect.flatMap(Directory, (directory) => directory.applications))
+    expect((await applications()).map((application) => application.name)).not.toContain("Broken")
+    const alerts = (await applications()).find((application) => application.name === "email-alert-api")!
+    const renamed = await root.postForm(`/manage/applications/${alerts.id}`, {
+      authenticity_token: token,
+      name: "renamed",
+      home_uri: alerts.homeUri
+    })
+    expect(renamed.status).toBe(403)
+    expect(await renamed.text()).toContain("keeps its name")
+    expect((await root.get("/manage/applications/nope")).status).toBe(404)
   })
 })

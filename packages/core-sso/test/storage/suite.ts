@@ -159,7 +159,7 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       expect(clash).toMatchObject({ _tag: "AlreadyTaken", field: "name" })
     }))
 
-    test("a uid no user can have (with a NUL) finds and changes no one", Effect.gen(function*() {
+    test("a uid or id no record can have (with a NUL) finds and changes nothing", Effect.gen(function*() {
       const store = yield* SsoStore
       yield* store.insertUser(aUser())
       const nul = `${aUser().uid}\u0000`
@@ -169,6 +169,7 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       expect(yield* store.setSuspension(nul, null)).toEqual(Option.none())
       expect(yield* store.recordFailedSignIn(nul, { at: at(1), lockAfter: 1, lockUntil: at(2) })).toEqual(Option.none())
       expect(yield* store.clearFailedSignIns(nul)).toEqual(Option.none())
+      expect(yield* store.applicationById("app\u0000")).toEqual(Option.none())
       expect(Option.getOrThrow(yield* store.userByUid(aUser().uid))).toEqual(aUser())
     }))
 

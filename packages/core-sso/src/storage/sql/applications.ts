@@ -78,7 +78,9 @@ export const applicationMethods = ({ firstRow, memory, rows, sql, write }: SsoSq
           retired = ${application.retired}
         WHERE id = ${application.id}`),
     applicationById: (id) =>
-      applicationWhere("applicationById", sql`SELECT ${applicationColumns} FROM sso.applications WHERE id = ${id}`),
+      storable(id)
+        ? applicationWhere("applicationById", sql`SELECT ${applicationColumns} FROM sso.applications WHERE id = ${id}`)
+        : Effect.succeed(Option.none()),
     applicationByName: (name) =>
       storable(name)
         ? applicationWhere("applicationByName", sql`SELECT ${applicationColumns} FROM sso.applications WHERE name = ${name}`)
