@@ -80,7 +80,7 @@ describe("the sign-in pages in a real browser", () => {
     await signIn(page, "ada@example.com")
     await page.waitForSelector("h1:has-text('Your applications')")
     expect(await page.getByRole("link", { name: "Publisher" }).getAttribute("href")).toBe("https://publisher.example")
-    expect(await page.getByRole("link", { name: "Users" }).count()).toBe(0)
+    expect(await page.getByRole("link", { name: "Users", exact: true }).count()).toBe(0)
     await expectAccessible(page)
     await page.getByRole("button", { name: "Sign out" }).click()
     await page.waitForSelector("h1:has-text('You have signed out')")

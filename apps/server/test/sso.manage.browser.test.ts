@@ -100,7 +100,7 @@ const waitForPush = async (path: string, method: string, count: number) => {
 }
 
 const openCarol = async (page: Page) => {
-  await page.getByRole("link", { name: "Users" }).click()
+  await page.getByRole("link", { name: "Users", exact: true }).click()
   await page.waitForSelector("h1:has-text('Users')")
   await expectAccessible(page)
   await page.getByLabel("Name or email contains").fill("CAROL")
@@ -149,7 +149,7 @@ describe("the administrators' pages in a real browser", () => {
     await page.goto(`${server.url}/`)
     await signInWithPassword(page, "bob@example.com", PASSWORD)
     await page.waitForSelector("h1:has-text('Your applications')")
-    expect(await page.getByRole("link", { name: "Users" }).count()).toBe(0)
+    expect(await page.getByRole("link", { name: "Users", exact: true }).count()).toBe(0)
     const usersPage = await page.goto(`${server.url}/manage/users`)
     expect(usersPage?.status()).toBe(403)
     expect(await page.content()).not.toContain("carol@example.com")
@@ -189,6 +189,45 @@ describe("the administrators' pages in a real browser", () => {
     expect(secondSecret).not.toBe(firstSecret)
     expect(await introspectWith(clientId!, secondSecret!)).toBe(200)
     expect(await introspectWith(clientId!, firstSecret!)).toBe(401)
+  })
+})
+
+/** Whether Publisher's introspection of `token` finds it active. */
+const activeForPublisher = async (token: string) => {
+  const response = await fetch(`${server.url}/oauth/introspect`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString("base64")}`
+    },
+    body: new URLSearchParams({ token })
+  })
+  return ((await response.json()) as { active: boolean }).active
+}
+
+describe("the API users' pages in a real browser", () => {
+  it("a superadmin creates an API user, issues a token shown once, and revokes it", async () => {
+    const page = await signInAsRoot()
+    await page.getByRole("link", { name: "API users" }).click()
+    await page.waitForSelector("h1:has-text('API users')")
+    await expectAccessible(page)
+    await page.getByLabel("Name").fill("Search bot")
+    await page.getByLabel("Email address").fill("search-bot@example.com")
+    await page.getByRole("button", { name: "Create API user" }).click()
+    await page.waitForSelector("h1:has-text('Search bot')")
+    await expectAccessible(page)
+    await page.getByLabel("Application").selectOption("Publisher")
+    await page.getByLabel("Valid for (days)").fill("30")
+    await page.getByRole("button", { name: "Issue token" }).click()
+    await page.waitForSelector("text=It is shown only now")
+    await expectAccessible(page)
+    const token = (await page.locator(".notice code").textContent())!
+    expect(token).toMatch(/^[0-9a-f]{32}$/)
+    expect(await activeForPublisher(token)).toBe(true)
+    await page.getByRole("button", { name: /Revoke the token for Publisher/ }).click()
+    await page.waitForSelector("text=The token is revoked")
+    expect(await page.locator("td", { hasText: "revoked" }).count()).toBe(1)
+    expect(await activeForPublisher(token)).toBe(false)
   })
 })
 

@@ -145,6 +145,16 @@ export class ManageGroup extends HttpApiGroup.make("manage")
   .add(HttpApiEndpoint.get("application", "/manage/applications/:id").setPath(ApplicationPath).addSuccess(Html))
   .add(applicationAction("updateApplication", "/manage/applications/:id"))
   .add(applicationAction("rotateSecret", "/manage/applications/:id/rotate_secret"))
+  .add(HttpApiEndpoint.get("apiUsers", "/manage/api_users").addSuccess(Html))
+  .add(HttpApiEndpoint.post("createApiUser", "/manage/api_users").setPayload(AnyForm).addSuccess(Html))
+  .add(HttpApiEndpoint.get("apiUser", "/manage/api_users/:uid").setPath(UserPath).addSuccess(Html))
+  .add(userAction("issueApiToken", "/manage/api_users/:uid/tokens"))
+  .add(
+    HttpApiEndpoint.post("revokeApiToken", "/manage/api_users/:uid/tokens/:id/revoke")
+      .setPath(Schema.Struct({ uid: Schema.String, id: Schema.String }))
+      .setPayload(AnyForm)
+      .addSuccess(Html)
+  )
 {}
 
 /** Every group of the SSO's endpoints: what a host adds to its `HttpApi` to serve them with `ssoHandlers`. */

@@ -19,6 +19,7 @@ import type { AlreadyTaken, StoreError } from "../storage/SsoStore"
 import { HomePage, UserPage, UsersPage } from "./pages/manage"
 import type { UserFilters, UserRow } from "./pages/manage"
 import { ErrorPage } from "./pages/pages"
+import { makeApiUserPages } from "./apiUserPages"
 import { makeApplicationPages } from "./applicationPages"
 import { makePageTools } from "./pageTools"
 
@@ -73,6 +74,7 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
       const directory = yield* Directory
       const twoStep = yield* TwoStepVerification
       const applicationPages = yield* makeApplicationPages
+      const apiUserPages = yield* makeApiUserPages
 
       const rowOf = (details: UserDetails, withTwoStep: ReadonlySet<string>, now: number): UserRow => ({
         user: details.user,
@@ -222,6 +224,11 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
         .handleRaw("application", ({ path, request }) => applicationPages.show(request, path.id))
         .handleRaw("updateApplication", ({ path, request }) => applicationPages.update(request, path.id))
         .handleRaw("rotateSecret", ({ path, request }) => applicationPages.rotate(request, path.id))
+        .handleRaw("apiUsers", ({ request }) => apiUserPages.list(request))
+        .handleRaw("createApiUser", ({ request }) => apiUserPages.create(request))
+        .handleRaw("apiUser", ({ path, request }) => apiUserPages.show(request, path.uid))
+        .handleRaw("issueApiToken", ({ path, request }) => apiUserPages.issue(request, path.uid))
+        .handleRaw("revokeApiToken", ({ path, request }) => apiUserPages.revoke(request, path.uid, path.id))
         .handleRaw("resetTwoStep", ({ path, request }) =>
           userAction(request, path.uid, "two_step_reset", () =>
             Effect.zipRight(Effect.zipRight(directory.user(path.uid), directory.mayManage(path.uid)), twoStep.reset(path.uid))))

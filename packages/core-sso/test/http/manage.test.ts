@@ -118,11 +118,20 @@ describe("the administrators' pages over HTTP", () => {
     )
     const applicationField = fc.constantFrom(
       "authenticity_token", "name", "description", "home_uri", "redirect_uris", "permissions", "push_updates", "push_format",
-      "require_pkce", "require_2sv", "__proto__"
+      "require_pkce", "require_2sv", "__proto__", "email", "application", "expires_in_days"
     )
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom("/manage/applications", `/manage/applications/${sandboxId}`, `/manage/applications/${sandboxId}/rotate_secret`, "/manage/applications/%00"),
+        fc.constantFrom(
+          "/manage/applications",
+          `/manage/applications/${sandboxId}`,
+          `/manage/applications/${sandboxId}/rotate_secret`,
+          "/manage/applications/%00",
+          "/manage/api_users",
+          `/manage/api_users/${carolUid}/tokens`,
+          "/manage/api_users/%00/tokens",
+          `/manage/api_users/${carolUid}/tokens/%00/revoke`
+        ),
         fc.dictionary(applicationField, value),
         async (path, fields) => {
           const response = await root.postForm(path, fields)
@@ -159,6 +168,7 @@ describe("the administrators' pages over HTTP", () => {
   it("the application pages are for superadmins; bad input is shown again naming the problem, and built-in names stay", async () => {
     const alan = await signedIn("alan@example.com", ALAN_SECRET)
     expect((await alan.get("/manage/applications")).status).toBe(403)
+    expect((await alan.get("/manage/api_users")).status).toBe(403)
     const alansToken = formToken(await (await alan.get("/")).text())
     const byAlan = await alan.postForm("/manage/applications", { authenticity_token: alansToken, name: "Rogue", home_uri: "https://rogue.example" })
     expect(byAlan.status).toBe(403)

@@ -25,9 +25,14 @@ const AdminLinks = (props: { readonly superadmin: boolean }) => (
       </li>
       {props.superadmin
         ? (
-          <li>
-            <a href="/manage/applications">Applications</a>
-          </li>
+          <>
+            <li>
+              <a href="/manage/applications">Applications</a>
+            </li>
+            <li>
+              <a href="/manage/api_users">API users</a>
+            </li>
+          </>
         )
         : null}
     </ul>
@@ -432,5 +437,145 @@ export const CredentialsPage = (props: {
     <p>
       <a href={`/manage/applications/${encodeURIComponent(props.application.id)}`}>Back to {props.application.name}</a>
     </p>
+  </Layout>
+)
+
+export const ApiUsersPage = (props: {
+  readonly users: ReadonlyArray<{ readonly user: User; readonly liveTokens: number }>
+  readonly csrfToken: string
+  readonly problem?: string | undefined
+  readonly form?: { readonly name: string; readonly email: string }
+}) => (
+  <Layout title="API users" wide>
+    <p>
+      <a href="/">Home</a>
+    </p>
+    <h1>API users</h1>
+    <ProblemSummary message={props.problem} />
+    <p>API users are the other services and scripts: they hold tokens issued in advance and never sign in.</p>
+    {props.users.length === 0 ? <p>No API users yet.</p> : (
+      <table>
+        <caption class="visually-hidden">API users</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Email</th>
+            <th scope="col">Live tokens</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.users.map(({ liveTokens, user }) => (
+            <tr key={user.uid}>
+              <td>
+                <a href={`/manage/api_users/${encodeURIComponent(user.uid)}`}>{user.name}</a>
+              </td>
+              <td>{user.email}</td>
+              <td>{liveTokens}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    )}
+    <h2>Create an API user</h2>
+    <form method="post" action="/manage/api_users">
+      <input type="hidden" name="authenticity_token" value={props.csrfToken} />
+      <label for="name">Name</label>
+      <input id="name" name="name" type="text" required maxLength={200} value={props.form?.name ?? ""} />
+      <label for="email">Email address</label>
+      <input id="email" name="email" type="email" required value={props.form?.email ?? ""} />
+      <button type="submit">Create API user</button>
+    </form>
+  </Layout>
+)
+
+export interface TokenRow {
+  readonly id: string
+  readonly applicationName: string
+  readonly createdAt: Date
+  readonly expiresAt: Date
+  readonly state: "live" | "expired" | "revoked"
+}
+
+const day = (date: Date) => date.toISOString().slice(0, 10)
+
+export const ApiUserPage = (props: {
+  readonly user: User
+  readonly tokens: ReadonlyArray<TokenRow>
+  readonly applications: ReadonlyArray<Application>
+  readonly csrfToken: string
+  readonly issued?: { readonly token: string; readonly applicationName: string; readonly expiresAt: Date } | undefined
+  readonly notice?: string | undefined
+  readonly problem?: string | undefined
+}) => (
+  <Layout title={props.user.name} wide>
+    <p>
+      <a href="/manage/api_users">All API users</a>
+    </p>
+    <h1>{props.user.name}</h1>
+    <ProblemSummary message={props.problem} />
+    {props.notice === undefined ? null : <div class="notice" role="status">{props.notice}</div>}
+    {props.issued === undefined ? null : (
+      <div class="notice" role="status">
+        <p>
+          A token for {props.issued.applicationName}, valid until {day(props.issued.expiresAt)}. It is shown only now:
+        </p>
+        <p>
+          <code>{props.issued.token}</code>
+        </p>
+      </div>
+    )}
+    <p>
+      {props.user.email}. Its permissions on each application are set on <a href={`/manage/users/${encodeURIComponent(props.user.uid)}`}>its user page</a>.
+    </p>
+    <h2>Tokens</h2>
+    {props.tokens.length === 0 ? <p>No tokens yet.</p> : (
+      <table>
+        <caption class="visually-hidden">Tokens of {props.user.name}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Application</th>
+            <th scope="col">Issued</th>
+            <th scope="col">Expires</th>
+            <th scope="col">State</th>
+            <th scope="col">
+              <span class="visually-hidden">Revoke</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.tokens.map((token) => (
+            <tr key={token.id}>
+              <td>{token.applicationName}</td>
+              <td>{day(token.createdAt)}</td>
+              <td>{day(token.expiresAt)}</td>
+              <td>{token.state}</td>
+              <td>
+                {token.state === "live"
+                  ? (
+                    <form method="post" action={`/manage/api_users/${encodeURIComponent(props.user.uid)}/tokens/${encodeURIComponent(token.id)}/revoke`}>
+                      <input type="hidden" name="authenticity_token" value={props.csrfToken} />
+                      <button type="submit" class="secondary" aria-label={`Revoke the token for ${token.applicationName} issued ${day(token.createdAt)}`}>
+                        Revoke
+                      </button>
+                    </form>
+                  )
+                  : null}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    )}
+    <h2>Issue a token</h2>
+    <form method="post" action={`/manage/api_users/${encodeURIComponent(props.user.uid)}/tokens`}>
+      <input type="hidden" name="authenticity_token" value={props.csrfToken} />
+      <label for="application">Application</label>
+      <select id="application" name="application">
+        {props.applications.map((application) => <option key={application.id} value={application.name}>{application.name}</option>)}
+      </select>
+      <label for="expires_in_days">Valid for (days)</label>
+      <input id="expires_in_days" name="expires_in_days" type="text" inputMode="numeric" value="730" />
+      <button type="submit">Issue token</button>
+    </form>
   </Layout>
 )
