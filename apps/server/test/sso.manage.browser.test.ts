@@ -129,6 +129,13 @@ describe("the administrators' pages in a real browser", () => {
     expect(push.body).toMatchObject({ user: { uid, permissions: { Publisher: ["editor", "signin"] } } })
     // the event log on the page names who acted
     expect(await page.locator("tr", { hasText: "permissions changed" }).first().textContent()).toContain("root@example.com")
+    await page.goto(`${server.url}/`)
+    await page.getByRole("link", { name: "Event log" }).click()
+    await page.getByLabel("User's email").fill("carol@example.com")
+    await page.getByLabel("Kind").fill("permissions changed")
+    await page.getByRole("button", { name: "Filter" }).click()
+    await page.waitForSelector("td:has-text('permissions changed')")
+    await expectAccessible(page)
   })
 
   it("an administrator suspends a user with a reason, and the application is told to sign them out", async () => {

@@ -16,7 +16,7 @@ import type { CurrentSession } from "../services/SignIn"
 import { SsoParts } from "../services/SsoParts"
 import { TwoStepVerification } from "../services/TwoStep"
 import type { AlreadyTaken, StoreError } from "../storage/SsoStore"
-import { HomePage, UserPage, UsersPage } from "./pages/manage"
+import { EventsPage, HomePage, UserPage, UsersPage } from "./pages/manage"
 import type { UserFilters, UserRow } from "./pages/manage"
 import { ErrorPage } from "./pages/pages"
 import { makeApiUserPages } from "./apiUserPages"
@@ -24,6 +24,15 @@ import { makeApplicationPages } from "./applicationPages"
 import { makePageTools } from "./pageTools"
 
 const PAGE_SIZE = 50
+const EVENT_LIMIT = 500
+
+/** A `YYYY-MM-DD` day's start; `undefined` for none given, `null` for something else. */
+const dayOf = (text: string): Date | undefined | null => {
+  if (text === "") return undefined
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return null
+  const day = new Date(`${text}T00:00:00Z`)
+  return Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== text ? null : day
+}
 
 const ROLE_NAMES = { superadmin: "superadmin", admin: "administrator", user: "user" } as const
 
@@ -224,6 +233,42 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
         .handleRaw("application", ({ path, request }) => applicationPages.show(request, path.id))
         .handleRaw("updateApplication", ({ path, request }) => applicationPages.update(request, path.id))
         .handleRaw("rotateSecret", ({ path, request }) => applicationPages.rotate(request, path.id))
+        .handleRaw("events", ({ request }) =>
+          asAdministrator(request, () =>
+            Effect.gen(function*() {
+              const params = new URL(request.url, "http://host").searchParams
+              const filters = {
+                user: (params.get("user") ?? "").trim(),
+                kind: (params.get("kind") ?? "").trim().replaceAll(" ", "_"),
+                from: (params.get("from") ?? "").trim(),
+                to: (params.get("to") ?? "").trim()
+              }
+              const since = dayOf(filters.from)
+              const until = dayOf(filters.to)
+              if (since === null || until === null) {
+                return html(<EventsPage rows={[]} filters={filters} limit={EVENT_LIMIT} problem="Enter dates as YYYY-MM-DD." />, 400)
+              }
+              const user = filters.user === "" ? Option.none() : yield* store.userByEmail(filters.user)
+              if (filters.user !== "" && Option.isNone(user)) {
+                return html(<EventsPage rows={[]} filters={filters} limit={EVENT_LIMIT} problem="No user has that email address." />)
+              }
+              const events = yield* directory.events({
+                limit: EVENT_LIMIT,
+                ...(Option.isSome(user) ? { userUid: user.value.uid } : {}),
+                ...(filters.kind === "" ? {} : { kind: filters.kind }),
+                ...(since === undefined ? {} : { since }),
+                // the day given is included
+                ...(until === undefined ? {} : { until: new Date(until.getTime() + 86_400_000) })
+              })
+              const applications = new Map((yield* directory.applications).map((application) => [application.id, application.name]))
+              const emails = new Map((yield* store.listUsers).map((listed) => [listed.uid, listed.email]))
+              const rows = events.map((event) => ({
+                event,
+                userEmail: event.userUid === null ? undefined : emails.get(event.userUid),
+                applicationName: event.applicationId === null ? undefined : applications.get(event.applicationId)
+              }))
+              return html(<EventsPage rows={rows} filters={filters} limit={EVENT_LIMIT} />)
+            })))
         .handleRaw("apiUsers", ({ request }) => apiUserPages.list(request))
         .handleRaw("createApiUser", ({ request }) => apiUserPages.create(request))
         .handleRaw("apiUser", ({ path, request }) => apiUserPages.show(request, path.uid))

@@ -17,7 +17,7 @@ import { redirectUriProblem } from "../domain/redirectUris"
 import { hashSecret, isSecretShaped, newSecret } from "../domain/secrets"
 import { absoluteHttpUrlProblem, emailProblem, permissionsProblem, textProblem } from "../domain/userInput"
 import type { PushKind } from "../domain/pushes"
-import type { AlreadyTaken, UserChanges } from "../storage/SsoStore"
+import type { AlreadyTaken, EventFilter, UserChanges } from "../storage/SsoStore"
 import { StoreError } from "../storage/SsoStore"
 import { enqueuePushes } from "./pushQueue"
 import { roleHeldBy } from "./access"
@@ -137,7 +137,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
     options?: { readonly expiresIn?: Duration.Duration; readonly token?: string }
   ) => Effect.Effect<IssuedApiToken, Failure>
   readonly revokeToken: (id: string) => Effect.Effect<void, StoreError | NotFound | NotAllowed>
-  readonly events: (filter: { readonly userUid?: string; readonly limit?: number }) => Effect.Effect<ReadonlyArray<SsoEvent>, StoreError>
+  readonly events: (filter: EventFilter & { readonly limit?: number }) => Effect.Effect<ReadonlyArray<SsoEvent>, StoreError>
 }>() {
   static readonly layer = Layer.effect(
     Directory,
@@ -469,7 +469,7 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
             yield* record("token_revoked", token.value.userUid, token.value.applicationId, { token_id: id })
           }),
         mayManage,
-        events: ({ limit, userUid }) => store.events({ limit: limit ?? 100, ...(userUid === undefined ? {} : { userUid }) })
+        events: ({ limit, ...filter }) => store.events({ ...filter, limit: limit ?? 100 })
       }
     })
   )

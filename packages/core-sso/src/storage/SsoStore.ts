@@ -79,6 +79,14 @@ export interface RefreshExchangeOutcome {
   readonly exchanged: boolean
 }
 
+/** Which events to list. */
+export interface EventFilter {
+  readonly userUid?: string
+  readonly kind?: string
+  readonly since?: Date
+  readonly until?: Date
+}
+
 /** Which tokens to revoke. */
 export type TokenSelection =
   | { readonly grantCodeHash: string }
@@ -241,8 +249,6 @@ export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoSt
   readonly replacePrivateJwk: (kid: string, privateJwk: SigningKey["privateJwk"]) => Effect.Effect<void, StoreError>
 
   readonly appendEvent: (event: SsoEvent) => Effect.Effect<void, StoreError>
-  /** Newest first. */
-  readonly events: (
-    filter: { readonly userUid?: string; readonly limit: number }
-  ) => Effect.Effect<ReadonlyArray<SsoEvent>, StoreError>
+  /** Newest first: of one user, of one kind, at or after `since` and before `until`, as the filter asks. */
+  readonly events: (filter: EventFilter & { readonly limit: number }) => Effect.Effect<ReadonlyArray<SsoEvent>, StoreError>
 }>() {}

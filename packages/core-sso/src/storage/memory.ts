@@ -308,9 +308,13 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
       }),
 
     appendEvent: (event) => Effect.sync(() => void events.push(event)),
-    events: ({ limit, userUid }) =>
+    events: ({ kind, limit, since, until, userUid }) =>
       Effect.sync(() =>
-        events.filter((event) => userUid === undefined || event.userUid === userUid)
+        events.filter((event) =>
+          (userUid === undefined || event.userUid === userUid) && (kind === undefined || event.kind === kind) &&
+          (since === undefined || event.at.getTime() >= since.getTime()) &&
+          (until === undefined || event.at.getTime() < until.getTime())
+        )
           .map((event, index) => ({ event, index }))
           .sort((a, b) => b.event.at.getTime() - a.event.at.getTime() || b.index - a.index)
           .slice(0, limit)

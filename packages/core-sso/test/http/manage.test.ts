@@ -140,6 +140,9 @@ describe("the administrators' pages over HTTP", () => {
       ),
       { numRuns: 60 }
     )
+    for (const query of ["user=%00", "kind=%00", "from=2026-02-30", "to=yesterday", "from=%FF", `user=${"x".repeat(5000)}`]) {
+      expect((await root.get(`/manage/events?${query}`)).status, query).toBeLessThan(500)
+    }
     for (const query of ["q=%00", "page=-1", "page=1e99", "role=%FF", `q=${"x".repeat(5000)}`, "two_step=on&state=locked"]) {
       expect((await root.get(`/manage/users?${query}`)).status, query).toBe(200)
     }
@@ -191,5 +194,21 @@ describe("the administrators' pages over HTTP", () => {
     expect(renamed.status).toBe(403)
     expect(await renamed.text()).toContain("keeps its name")
     expect((await root.get("/manage/applications/nope")).status).toBe(404)
+  })
+  it("the event log filters by user, kind and date and names who acted", async () => {
+    const root = await signedIn("root@example.com", ROOT_SECRET)
+    const today = new Date().toISOString().slice(0, 10)
+    const log = await root.get(`/manage/events?user=carol%40example.com&kind=user+created&from=${today}&to=${today}`)
+    expect(log.status).toBe(200)
+    const html = await log.text()
+    expect(html).toContain("<td>user created</td>")
+    expect(html).toContain("<td>carol@example.com</td>")
+    expect(html).toContain("<td>bootstrap</td>")
+    expect(html).not.toContain("<td>bob@example.com</td>")
+    const bad = await root.get("/manage/events?from=28/11/2026")
+    expect(bad.status).toBe(400)
+    expect(await bad.text()).toContain("YYYY-MM-DD")
+    const bob = await signedIn("bob@example.com")
+    expect((await bob.get("/manage/events")).status).toBe(403)
   })
 })

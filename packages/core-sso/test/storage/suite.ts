@@ -679,5 +679,12 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       const all = yield* store.events({ limit: 2 })
       expect(all.map((event) => event.kind)).toEqual(["signed_out", "push"])
       expect(all[1]).toEqual({ at: at(2), kind: "push", userUid: "u2", applicationId: "a", detail: { status: 200 } })
+      const kinds = (filter: Omit<Parameters<typeof store.events>[0], "limit">) =>
+        Effect.map(store.events({ ...filter, limit: 10 }), (found) => found.map((event) => event.kind))
+      expect(yield* kinds({ kind: "push" })).toEqual(["push"])
+      expect(yield* kinds({ since: at(2) })).toEqual(["signed_out", "push"])
+      expect(yield* kinds({ until: at(2) })).toEqual(["signed_in"])
+      expect(yield* kinds({ userUid: "u1", since: at(1), until: at(3) })).toEqual(["signed_in"])
+      expect(yield* kinds({ kind: "push\u0000" })).toEqual([])
     }))
   })

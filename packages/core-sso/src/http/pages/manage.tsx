@@ -23,6 +23,9 @@ const AdminLinks = (props: { readonly superadmin: boolean }) => (
       <li>
         <a href="/manage/users">Users</a>
       </li>
+      <li>
+        <a href="/manage/events">Event log</a>
+      </li>
       {props.superadmin
         ? (
           <>
@@ -577,5 +580,70 @@ export const ApiUserPage = (props: {
       <input id="expires_in_days" name="expires_in_days" type="text" inputMode="numeric" value="730" />
       <button type="submit">Issue token</button>
     </form>
+  </Layout>
+)
+
+/** An event as the log shows it: with the user's email and the application's name where there are. */
+export interface EventRow {
+  readonly event: SsoEvent
+  readonly userEmail: string | undefined
+  readonly applicationName: string | undefined
+}
+
+export const EventsPage = (props: {
+  readonly rows: ReadonlyArray<EventRow>
+  readonly filters: { readonly user: string; readonly kind: string; readonly from: string; readonly to: string }
+  readonly problem?: string | undefined
+  readonly limit: number
+}) => (
+  <Layout title="Event log" wide>
+    <p>
+      <a href="/">Home</a>
+    </p>
+    <h1>Event log</h1>
+    <ProblemSummary message={props.problem} />
+    <form method="get" action="/manage/events" class="filters">
+      <label for="user">User's email</label>
+      <input id="user" name="user" type="search" value={props.filters.user} />
+      <label for="kind">Kind</label>
+      <input id="kind" name="kind" type="search" value={props.filters.kind} />
+      <label for="from">From (YYYY-MM-DD)</label>
+      <input id="from" name="from" type="text" inputMode="numeric" value={props.filters.from} />
+      <label for="to">To (YYYY-MM-DD)</label>
+      <input id="to" name="to" type="text" inputMode="numeric" value={props.filters.to} />
+      <button type="submit">Filter</button>
+    </form>
+    <p role="status">
+      {props.rows.length === 0
+        ? "No events match."
+        : props.rows.length === props.limit
+        ? `The newest ${props.limit} events that match.`
+        : `${props.rows.length} ${props.rows.length === 1 ? "event" : "events"}.`}
+    </p>
+    {props.rows.length === 0 ? null : (
+      <table>
+        <caption class="visually-hidden">Events, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">When (UTC)</th>
+            <th scope="col">What</th>
+            <th scope="col">User</th>
+            <th scope="col">Application</th>
+            <th scope="col">By</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.map(({ applicationName, event, userEmail }, index) => (
+            <tr key={index}>
+              <td>{event.at.toISOString().replace("T", " ").slice(0, 19)}</td>
+              <td>{event.kind.replaceAll("_", " ")}</td>
+              <td>{userEmail ?? ""}</td>
+              <td>{applicationName ?? ""}</td>
+              <td>{actorText(event.detail)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    )}
   </Layout>
 )
