@@ -1,8 +1,6 @@
-import axe from "axe-core"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Browser, Page } from "playwright-core"
-import { expect } from "vitest"
 
 /** An application's callback page on 127.0.0.1, where a sign-in ends: its URL and how to stop it. */
 export const startClientApp = async () => {
@@ -14,13 +12,6 @@ export const startClientApp = async () => {
     callbackUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/auth/callback`,
     close: () => new Promise((resolve) => server.close(resolve))
   }
-}
-
-/** axe-core on the page as it is; the pages' CSP allows no scripts, so the context bypasses it for the check only. */
-export const expectAccessible = async (page: Page) => {
-  await page.addScriptTag({ content: axe.source })
-  const results = await page.evaluate(() => (globalThis as unknown as { axe: typeof axe }).axe.run())
-  expect(results.violations.map(({ help, id, nodes }) => ({ id, help, nodes: nodes.map((node) => node.html) }))).toEqual([])
 }
 
 export const newPage = async (browser: Browser) => (await browser.newContext({ bypassCSP: true, javaScriptEnabled: true })).newPage()

@@ -6,7 +6,7 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Option } from "effect"
 import type { SsoGroups } from "../api/SsoApi"
 import type { InvalidInput, NotAllowed, NotFound } from "../domain/errors"
-import { roleOf, SIGNIN, SSO_APPLICATION } from "../domain/permissions"
+import { roleOf, SIGNIN, SSO_APPLICATION, USER_UPDATE_PERMISSION } from "../domain/permissions"
 import type { User } from "../domain/records"
 import { roleHeldBy } from "../services/access"
 import { Actor } from "../services/Actor"
@@ -216,8 +216,12 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
             Effect.gen(function*() {
               const { permissions } = yield* directory.user(path.uid)
               for (const application of yield* applicationsManagedBy(signedIn)) {
-                const wanted = grantedIn(fields, application.id).filter((name) => application.permissions.includes(name)).sort()
                 const held = [...(permissions[application.name] ?? [])].sort()
+                // the push user's permission has no box: it is kept as it is
+                const wanted = [
+                  ...grantedIn(fields, application.id).filter((name) => name !== USER_UPDATE_PERMISSION && application.permissions.includes(name)),
+                  ...held.filter((name) => name === USER_UPDATE_PERMISSION)
+                ].sort()
                 if (wanted.join(" ") !== held.join(" ")) yield* directory.setPermissions(path.uid, application.name, wanted)
               }
             })))

@@ -30,7 +30,8 @@ legend { font-weight: 700; font-size: 1.1rem; }
 .checkbox { display: flex; align-items: center; gap: 0.5rem; margin: 0.25rem 0; }
 .checkbox label { display: inline; font-weight: 400; margin: 0; }
 .checkbox input { width: 1.25rem; height: 1.25rem; margin: 0; }
-.filters { display: grid; grid-template-columns: repeat(auto-fit, minmax(10rem, 1fr)); gap: 0 1rem; align-items: end; }
+.filters { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: 0 1rem; align-items: end; }
+.filters button { margin-top: 0.5rem; }
 .filters label { margin-top: 0.5rem; }
 .notice { border-left: 5px solid #00703c; padding: 0.5rem 1rem; margin-bottom: 1rem; background: #f3f2f1; }
 dt { font-weight: 700; }

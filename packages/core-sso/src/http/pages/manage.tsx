@@ -1,3 +1,4 @@
+import { USER_UPDATE_PERMISSION } from "../../domain/permissions"
 import type { Application, SsoEvent, User } from "../../domain/records"
 import { Layout } from "./layout"
 import { ProblemSummary, SignOutForm } from "./pages"
@@ -77,12 +78,12 @@ const Select = (props: {
   readonly value: string
   readonly options: ReadonlyArray<readonly [string, string]>
 }) => (
-  <>
+  <div>
     <label for={props.id}>{props.label}</label>
     <select id={props.id} name={props.id}>
       {props.options.map(([value, text]) => <option key={value} value={value} selected={value === props.value}>{text}</option>)}
     </select>
-  </>
+  </div>
 )
 
 const pageLink = (filters: UserFilters, page: number) =>
@@ -107,8 +108,10 @@ export const UsersPage = (props: {
     </p>
     <h1>Users</h1>
     <form method="get" action="/manage/users" class="filters">
-      <label for="q">Name or email contains</label>
-      <input id="q" name="q" type="search" value={props.filters.q} />
+      <div>
+        <label for="q">Name or email contains</label>
+        <input id="q" name="q" type="search" value={props.filters.q} />
+      </div>
       <Select
         id="role"
         label="Role"
@@ -243,7 +246,7 @@ export const UserPage = (props: {
         {props.applications.map((application) => (
           <fieldset key={application.id}>
             <legend>{application.name}</legend>
-            {application.permissions.map((permission) => {
+            {application.permissions.filter((permission) => permission !== USER_UPDATE_PERMISSION).map((permission) => {
               const id = `grant.${application.id}.${permission}`
               return (
                 <div class="checkbox" key={permission}>
@@ -603,14 +606,22 @@ export const EventsPage = (props: {
     <h1>Event log</h1>
     <ProblemSummary message={props.problem} />
     <form method="get" action="/manage/events" class="filters">
-      <label for="user">User's email</label>
-      <input id="user" name="user" type="search" value={props.filters.user} />
-      <label for="kind">Kind</label>
-      <input id="kind" name="kind" type="search" value={props.filters.kind} />
-      <label for="from">From (YYYY-MM-DD)</label>
-      <input id="from" name="from" type="text" inputMode="numeric" value={props.filters.from} />
-      <label for="to">To (YYYY-MM-DD)</label>
-      <input id="to" name="to" type="text" inputMode="numeric" value={props.filters.to} />
+      <div>
+        <label for="user">User's email</label>
+        <input id="user" name="user" type="search" value={props.filters.user} />
+      </div>
+      <div>
+        <label for="kind">Kind</label>
+        <input id="kind" name="kind" type="search" value={props.filters.kind} />
+      </div>
+      <div>
+        <label for="from">From (YYYY-MM-DD)</label>
+        <input id="from" name="from" type="text" inputMode="numeric" value={props.filters.from} />
+      </div>
+      <div>
+        <label for="to">To (YYYY-MM-DD)</label>
+        <input id="to" name="to" type="text" inputMode="numeric" value={props.filters.to} />
+      </div>
       <button type="submit">Filter</button>
     </form>
     <p role="status">
