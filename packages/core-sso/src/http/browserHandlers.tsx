@@ -8,7 +8,8 @@ import QRCode from "qrcode"
 import type { SsoGroups } from "../api/SsoApi"
 import { isSecretShaped, newSecret } from "../domain/secrets"
 import { Authorization } from "../services/Authorization"
-import { SignIn } from "../services/SignIn"
+import { looksLikeRecoveryCode } from "../domain/twoStep"
+import { SECOND_STEP_TOO_LATE, SignIn } from "../services/SignIn"
 import type { CurrentSession, StartedSession } from "../services/SignIn"
 import { Actor } from "../services/Actor"
 import { Directory } from "../services/Directory"
@@ -307,11 +308,11 @@ export const browserHandlers = <ApiId extends string, E, R>(
               return withoutSession(yield* signInPage(request, {
                 returnTo,
                 status: 401,
-                problem: "Too long has passed since you entered your password, or you have signed out. Sign in again."
+                problem: SECOND_STEP_TOO_LATE
               }))
             }
             const { csrfToken } = waiting.value.session
-            const recovery = fields["code"] !== undefined && /[a-z]/i.test(fields["code"])
+            const recovery = looksLikeRecoveryCode(fields["code"] ?? "")
             if (!sameToken(fields["authenticity_token"], csrfToken)) {
               return yield* secondStepPage(csrfToken, { returnTo, recovery, status: 403, problem: "The form had expired. Enter the code again." })
             }

@@ -41,7 +41,8 @@ export interface CurrentSession {
 }
 
 const INVALID = "The email address or password is not right, or the account is locked. Check them and try again."
-const TOO_LATE = "Too long has passed since you entered your password, or you have signed out. Sign in again."
+export const SECOND_STEP_TOO_LATE =
+  "Too long has passed since you entered your password, or you have signed out. Sign in again."
 const WRONG_CODE = "That code is not right, or it has been used already. Enter the code your app shows now."
 const LOCKED_BY_CODES =
   "Too many wrong codes were entered, so this account is locked for an hour. An administrator can unlock it sooner."
@@ -195,7 +196,7 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
             if (wait !== undefined) return yield* new SignInThrottled({ retryAfterSeconds: wait })
             const waiting = yield* awaitingSecondStep(sessionId)
             if (Option.isNone(waiting)) {
-              return yield* new SecondStepRefused({ signInAgain: true, message: TOO_LATE })
+              return yield* new SecondStepRefused({ signInAgain: true, message: SECOND_STEP_TOO_LATE })
             }
             const { session, user } = waiting.value
             const lockedOut = Effect.zipRight(
