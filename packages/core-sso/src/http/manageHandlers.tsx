@@ -111,7 +111,8 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
         options: { readonly status?: number; readonly done?: string | undefined; readonly problem?: string } = {}
       ) =>
         Effect.gen(function*() {
-          const found = yield* Effect.option(directory.user(uid))
+          // a store failure is not "no such user": it goes up, for the host's 503
+          const found = yield* Effect.catchTag(Effect.asSome(directory.user(uid)), "NotFound", () => Effect.succeedNone)
           if (Option.isNone(found)) {
             return html(<ErrorPage title="No such user" message="There is no user at this address." />, 404)
           }
