@@ -4,7 +4,6 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Duration, Effect, Either, Option } from "effect"
 import { isLive } from "../domain/records"
 import type { User } from "../domain/records"
-import type { Actor } from "../services/Actor"
 import { Directory } from "../services/Directory"
 import type { CurrentSession } from "../services/SignIn"
 import { SsoParts } from "../services/SsoParts"
@@ -22,10 +21,7 @@ export const makeApiUserPages = Effect.gen(function*() {
   const { store } = yield* SsoParts
   const directory = yield* Directory
 
-  const asSuperadmin = <Err,>(
-    request: HttpServerRequest.HttpServerRequest,
-    page: (signedIn: CurrentSession) => Effect.Effect<HttpServerResponse.HttpServerResponse, Err, Actor>
-  ) => tools.asRole(request, "superadmin", page)
+  const { asSuperadmin } = tools
 
   const listPage = (
     signedIn: CurrentSession,

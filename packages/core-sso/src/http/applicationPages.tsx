@@ -2,9 +2,7 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Either, Option } from "effect"
 import type { Application } from "../domain/records"
-import type { Actor } from "../services/Actor"
 import { Directory } from "../services/Directory"
-import type { CurrentSession } from "../services/SignIn"
 import type { ApplicationChanges } from "../services/Directory"
 import { SsoParts } from "../services/SsoParts"
 import { ApplicationFormPage, ApplicationsPage, CredentialsPage } from "./pages/manage"
@@ -71,10 +69,7 @@ export const makeApplicationPages = Effect.gen(function*() {
   const { html, redirect } = tools
   const { store } = yield* SsoParts
   const directory = yield* Directory
-  const asSuperadmin = <Err,>(
-    request: HttpServerRequest.HttpServerRequest,
-    page: (signedIn: CurrentSession) => Effect.Effect<HttpServerResponse.HttpServerResponse, Err, Actor>
-  ) => tools.asRole(request, "superadmin", page)
+  const { asSuperadmin } = tools
 
   const notFound = html(<ErrorPage title="No such application" message="There is no application at this address." />, 404)
 

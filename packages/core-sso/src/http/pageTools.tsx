@@ -134,6 +134,10 @@ export const makePageTools = Effect.gen(function*() {
 
   return {
     asRole,
+    asSuperadmin: <Err,>(
+      request: HttpServerRequest.HttpServerRequest,
+      page: (signedIn: CurrentSession) => Effect.Effect<HttpServerResponse.HttpServerResponse, Err, Actor>
+    ) => asRole(request, "superadmin", page),
     settings,
     cookieOptions,
     CSRF_COOKIE,
