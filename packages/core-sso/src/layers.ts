@@ -4,6 +4,8 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Layer } from "effect"
 import { Authorization } from "./services/Authorization"
 import { Directory } from "./services/Directory"
+import { EmailLinks } from "./services/EmailLinks"
+import type { Mailer } from "./services/Mailer"
 import { makeIdTokens } from "./services/idTokens"
 import { OAuthServer } from "./services/OAuthServer"
 import { Passwords } from "./services/Passwords"
@@ -18,6 +20,7 @@ import { resealStored, sealedStore } from "./storage/sealed"
 import { SsoStore } from "./storage/SsoStore"
 import { layerMemory as storeMemory } from "./storage/memory"
 import { layerSql as storeSql } from "./storage/sql"
+import { runEmailLinkWorker } from "./workers/emailLinkSender"
 import { runPushWorker } from "./workers/pushSender"
 
 /**
@@ -27,7 +30,7 @@ import { runPushWorker } from "./workers/pushSender"
 export const resealSecrets = Effect.flatMap(SsoParts, (parts) => parts.resealSecrets)
 
 /** The services of one SSO. */
-export type SsoServices = OAuthServer | Authorization | SignIn | Directory | TwoStepVerification
+export type SsoServices = OAuthServer | Authorization | SignIn | Directory | TwoStepVerification | EmailLinks
 
 const partsLayer = (settings: SsoSettings) =>
   Layer.effect(
@@ -60,7 +63,8 @@ const partsLayer = (settings: SsoSettings) =>
 export const serviceOver = (
   settings: Partial<SsoSettings>
 ): Layer.Layer<SsoServices | SsoParts, never, SsoStore | JobQueue> =>
-  Layer.mergeAll(OAuthServer.layer, Authorization.layer, SignIn.layer, Directory.layer, TwoStepVerification.layer).pipe(
+  Layer.mergeAll(OAuthServer.layer, Authorization.layer, SignIn.layer, TwoStepVerification.layer).pipe(
+    Layer.provideMerge(Layer.provideMerge(EmailLinks.layer, Directory.layer)),
     Layer.provideMerge(partsLayer({ ...defaultSsoSettings, ...settings }))
   )
 
@@ -79,22 +83,23 @@ export const layerMemory = (settings: Partial<SsoSettings> = {}): Layer.Layer<Ss
   serviceOver(settings).pipe(Layer.provide(Layer.merge(storeMemory(), jobQueueMemory)))
 
 /**
- * The background work of the SSO built by `layerSql` or `layerMemory`: the push sender. It runs while the layer's
- * scope is open and is restarted when it stops on a failure (the database went away).
+ * The background work of the SSO built by `layerSql` or `layerMemory`: the push sender, and the sender of the emails
+ * with invitations and password resets, through the host's `Mailer`. They run while the layer's scope is open and are
+ * restarted when they stop on a failure (the database went away).
  */
-export const workers: Layer.Layer<never, never, SsoParts> = Layer.scopedDiscard(
+export const workers: Layer.Layer<never, never, SsoParts | Mailer> = Layer.scopedDiscard(
   Effect.gen(function*() {
     const parts = yield* SsoParts
-    yield* keepRunning(
-      "Sign-on push sender",
-      runPushWorker({
-        concurrency: parts.settings.pushConcurrency,
-        shutdownGracePeriod: parts.settings.shutdownGracePeriod
-      })
-    ).pipe(
-      Effect.provideService(JobQueue, parts.jobs),
-      Effect.provideService(SsoParts, parts),
-      Effect.forkScoped
-    )
+    const context = yield* Effect.context<Mailer>()
+    const options = { concurrency: parts.settings.pushConcurrency, shutdownGracePeriod: parts.settings.shutdownGracePeriod }
+    const keep = <E>(name: string, worker: Effect.Effect<never, E, JobQueue | SsoParts | Mailer>) =>
+      keepRunning(name, worker).pipe(
+        Effect.provideService(JobQueue, parts.jobs),
+        Effect.provideService(SsoParts, parts),
+        Effect.provide(context),
+        Effect.forkScoped
+      )
+    yield* keep("Sign-on push sender", runPushWorker(options))
+    yield* keep("Sign-on email sender", runEmailLinkWorker({ ...options, concurrency: 2 }))
   })
 )

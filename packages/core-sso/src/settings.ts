@@ -39,6 +39,17 @@ export interface SsoSettings {
     readonly lockAfterWrongCodes: number
     readonly secondStepWithin: Duration.Duration
   }
+  /**
+   * The one-time links sent by email: how long an invitation's and a password reset's work, and how many resets may
+   * be asked for in `window` from one address and for one email address (whether or not it is a user's).
+   */
+  readonly emailLinks: {
+    readonly invitationLifetime: Duration.Duration
+    readonly passwordResetLifetime: Duration.Duration
+    readonly resetsPerAddress: number
+    readonly resetsPerEmail: number
+    readonly window: Duration.Duration
+  }
   readonly sessionIdleTimeout: Duration.Duration
   /** A browser session ends this long after its sign-in however active it is. */
   readonly sessionMaxAge: Duration.Duration
@@ -83,6 +94,8 @@ export const defaultSsoSettings: SsoSettings = {
   clientAuthentication: { perClient: 10, perAddress: 30, window: Duration.minutes(10) },
   signIn: { perAddress: 30, perAccountAndAddress: 5, window: Duration.minutes(10), lockAfter: 6, lockFor: Duration.hours(1),
     lockAfterWrongCodes: 10, secondStepWithin: Duration.minutes(10) },
+  emailLinks: { invitationLifetime: Duration.days(7), passwordResetLifetime: Duration.hours(2), resetsPerAddress: 10,
+    resetsPerEmail: 3, window: Duration.hours(1) },
   sessionIdleTimeout: Duration.minutes(30),
   sessionMaxAge: Duration.hours(20),
   refreshTokenLifetime: Duration.days(90),

@@ -1,7 +1,8 @@
+import * as Alerts from "@civicstack/core-alerts"
 import * as Sso from "@civicstack/core-sso"
 import { JobQueue } from "@civicstack/jobs"
 import { DatabaseNotifications } from "../database"
-import { AdminGroup, BrowserGroup, ManageGroup, OAuthGroup } from "@civicstack/core-sso/api"
+import { addSsoGroups } from "@civicstack/core-sso/api"
 import type { AccessCheck } from "@civicstack/kit/access"
 import { Forbidden, Unauthenticated } from "@civicstack/kit/access"
 import * as HttpApi from "@effect/platform/HttpApi"
@@ -34,7 +35,7 @@ export const ssoSettings: ServiceSettings<"sso", { readonly sso: Config.Config.S
 }
 
 /** The SSO's endpoints as this server serves them, under the server's API identifier. */
-const api = HttpApi.make("civicstack").add(OAuthGroup).add(BrowserGroup).add(AdminGroup).add(ManageGroup)
+const api = addSsoGroups(HttpApi.make("civicstack"))
 
 export class BootstrapFileError extends Schema.TaggedError<BootstrapFileError>()("BootstrapFileError", {
   file: Schema.String,
@@ -118,6 +119,23 @@ export const ssoServiceLayer = (config: ServerConfig) => {
   }))
 }
 
+/**
+ * The sign-on's emails (invitations, password resets) leave through the email provider the alerts use, with the same
+ * `EMAIL_PROVIDER` settings; the `log` provider writes them to `DATA_DIR/outbox`.
+ */
+const ssoMailer = (config: ServerConfig) =>
+  Layer.effect(
+    Sso.Mailer,
+    Effect.map(Alerts.EmailProvider, (provider) => ({
+      send: (message: Sso.MailMessage) =>
+        provider.send({ id: message.id, address: message.to, subject: message.subject, body: message.body }).pipe(
+          Effect.mapError((failure) =>
+            new Sso.MailNotSent({ reason: failure.reason, permanent: failure._tag === "PermanentDeliveryFailure" })
+          )
+        )
+    }))
+  ).pipe(Layer.provide(Alerts.emailProviderLayer(config.email.provider)))
+
 /** The single sign-on of this copy, over the service layer of `ssoServiceLayer`. */
 export const ssoSlot = (config: ServerConfig, service: ReturnType<typeof ssoServiceLayer>): ServiceSlot => {
   const prepare = Effect.gen(function*() {
@@ -141,7 +159,7 @@ export const ssoSlot = (config: ServerConfig, service: ReturnType<typeof ssoServ
     migrate: Sso.migrate,
     prepare: Effect.provide(prepare, service),
     routes: Sso.ssoHandlers(api).pipe(Layer.provide(service)),
-    workers: Sso.workers.pipe(Layer.provide(service)),
+    workers: Sso.workers.pipe(Layer.provide(service), Layer.provide(ssoMailer(config))),
     fastAnswers: Layer.effectDiscard(Effect.gen(function*() {
       const oauth = yield* Sso.OAuthServer
       const fastAnswers = yield* FastAnswers

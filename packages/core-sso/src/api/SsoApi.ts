@@ -139,6 +139,7 @@ export class ManageGroup extends HttpApiGroup.make("manage")
   .add(userAction("unsuspend", "/manage/users/:uid/unsuspend"))
   .add(userAction("unlock", "/manage/users/:uid/unlock"))
   .add(userAction("resetTwoStep", "/manage/users/:uid/reset_2sv"))
+  .add(userAction("resendInvitation", "/manage/users/:uid/resend_invitation"))
   .add(HttpApiEndpoint.get("applications", "/manage/applications").addSuccess(Html))
   .add(HttpApiEndpoint.get("newApplication", "/manage/applications/new").addSuccess(Html))
   .add(HttpApiEndpoint.post("createApplication", "/manage/applications").setPayload(AnyForm).addSuccess(Html))
@@ -158,8 +159,26 @@ export class ManageGroup extends HttpApiGroup.make("manage")
   )
 {}
 
+/**
+ * The pages of the emailed one-time links: "Forgot your password?", the page a link opens, and the invitations
+ * administrators send. HTML, working without JavaScript, under the rules of the sign-in pages.
+ */
+export class EmailLinkGroup extends HttpApiGroup.make("emailLinks")
+  .add(HttpApiEndpoint.get("forgotPasswordPage", "/users/password/new").addSuccess(Html))
+  .add(HttpApiEndpoint.post("requestPasswordReset", "/users/password").setPayload(AnyForm).addSuccess(Html))
+  .add(HttpApiEndpoint.get("choosePasswordPage", "/users/password/edit").addSuccess(Html))
+  .add(HttpApiEndpoint.post("choosePassword", "/users/password/edit").setPayload(AnyForm).addSuccess(Html))
+  .add(HttpApiEndpoint.get("newInvitation", "/manage/users/new").addSuccess(Html))
+  .add(HttpApiEndpoint.post("invite", "/manage/users").setPayload(AnyForm).addSuccess(Html))
+{}
+
 /** Every group of the SSO's endpoints: what a host adds to its `HttpApi` to serve them with `ssoHandlers`. */
-export type SsoGroups = typeof OAuthGroup | typeof BrowserGroup | typeof AdminGroup | typeof ManageGroup
+export type SsoGroups = typeof OAuthGroup | typeof BrowserGroup | typeof AdminGroup | typeof ManageGroup | typeof EmailLinkGroup
+
+/** Every group of the SSO added to a host's API, which serves them with `ssoHandlers`. */
+export const addSsoGroups = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>
+) => api.add(OAuthGroup).add(BrowserGroup).add(AdminGroup).add(ManageGroup).add(EmailLinkGroup)
 
 /** The SSO's API on its own, as client apps and the SDK see it. */
-export class SsoApi extends HttpApi.make("sso").add(OAuthGroup).add(BrowserGroup).add(AdminGroup).add(ManageGroup) {}
+export class SsoApi extends addSsoGroups(HttpApi.make("sso")) {}

@@ -26,3 +26,16 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
     return `No such ${this.what}`
   }
 }
+
+/** An emailed link that cannot be used: it was used (or a later password ended it), it expired, or it is no link of ours. */
+export class EmailLinkRefused extends Schema.TaggedError<EmailLinkRefused>()("EmailLinkRefused", {
+  reason: Schema.Literal("used", "expired", "unknown")
+}) {
+  override get message() {
+    return this.reason === "used"
+      ? "This link has already been used"
+      : this.reason === "expired"
+      ? "This link has expired"
+      : "This link is not one of ours"
+  }
+}

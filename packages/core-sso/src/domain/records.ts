@@ -119,6 +119,21 @@ export interface TwoStep {
   readonly recoveryCodesLeft: number
 }
 
+/** What an emailed one-time link lets its holder do: set a first password, or a new one. */
+export type EmailLinkPurpose = "invitation" | "password_reset"
+
+/** A one-time link sent by email; only its token's hash is kept. */
+export interface EmailLink {
+  readonly id: string
+  readonly userUid: string
+  readonly purpose: EmailLinkPurpose
+  readonly tokenHash: string
+  readonly createdAt: Date
+  readonly expiresAt: Date
+  /** When it was used, or ended unused because the user's password was set; `null` while it works. */
+  readonly usedAt: Date | null
+}
+
 export interface SsoEvent {
   readonly at: Date
   readonly kind: string

@@ -6,7 +6,6 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Either, Option } from "effect"
 import QRCode from "qrcode"
 import type { SsoGroups } from "../api/SsoApi"
-import { isSecretShaped, newSecret } from "../domain/secrets"
 import { Authorization } from "../services/Authorization"
 import { looksLikeRecoveryCode } from "../domain/twoStep"
 import { SECOND_STEP_TOO_LATE, SignIn } from "../services/SignIn"
@@ -46,12 +45,6 @@ export const browserHandlers = <ApiId extends string, E, R>(
       const twoStep = yield* TwoStepVerification
       const directory = yield* Directory
 
-      /** The sign-in form's CSRF token: the browser's, or a new one it is given. */
-      const formToken = (request: HttpServerRequest.HttpServerRequest) => {
-        const existing = request.cookies[CSRF_COOKIE]
-        return existing !== undefined && isSecretShaped(existing) ? existing : newSecret()
-      }
-
       /** The origin of the application an authorization request returns to, which the sign-in form may reach. */
       const returnOrigin = (returnTo: string | undefined) =>
         returnTo === undefined
@@ -69,10 +62,16 @@ export const browserHandlers = <ApiId extends string, E, R>(
 
       const signInPage = (
         request: HttpServerRequest.HttpServerRequest,
-        options: { readonly returnTo: string | undefined; readonly status?: number; readonly problem?: string; readonly email?: string }
+        options: {
+          readonly returnTo: string | undefined
+          readonly status?: number
+          readonly problem?: string
+          readonly email?: string
+          readonly notice?: string
+        }
       ) =>
         Effect.gen(function*() {
-          const csrfToken = formToken(request)
+          const csrfToken = tools.signedOutFormToken(request)
           const { applicationName, origins } = yield* returnOrigin(options.returnTo)
           const page = (
             <SignInPage
@@ -81,12 +80,10 @@ export const browserHandlers = <ApiId extends string, E, R>(
               applicationName={applicationName}
               {...(options.email === undefined ? {} : { email: options.email })}
               {...(options.problem === undefined ? {} : { problem: options.problem })}
+              {...(options.notice === undefined ? {} : { notice: options.notice })}
             />
           )
-          return HttpServerResponse.unsafeSetCookie(html(page, options.status ?? 200, origins), CSRF_COOKIE, csrfToken, {
-            ...cookieOptions,
-            sameSite: "strict"
-          })
+          return tools.withSignedOutFormToken(html(page, options.status ?? 200, origins), csrfToken)
         })
 
       const withoutSession = (response: HttpServerResponse.HttpServerResponse) =>
@@ -229,7 +226,8 @@ export const browserHandlers = <ApiId extends string, E, R>(
               const { session: current, user } = session.value
               return html(<SignedInPage name={user.name} email={user.email} csrfToken={current.csrfToken} />)
             }
-            return yield* signInPage(request, { returnTo })
+            const passwordSet = new URL(request.url, "http://host").searchParams.get("done") === "password_set"
+            return yield* signInPage(request, passwordSet ? { returnTo, notice: "Your password is set. Sign in with it." } : { returnTo })
           }).pipe(Effect.orDie))
         .handleRaw("signIn", ({ request }) =>
           Effect.gen(function*() {
@@ -237,9 +235,9 @@ export const browserHandlers = <ApiId extends string, E, R>(
             if (Either.isLeft(form)) {
               return yield* signInPage(request, { returnTo: undefined, status: 400, problem: "The form could not be read. Try again." })
             }
-            const { authenticity_token, email, password } = form.right
+            const { email, password } = form.right
             const returnTo = safeReturnTo(form.right["return_to"])
-            if (!sameToken(authenticity_token, request.cookies[CSRF_COOKIE])) {
+            if (!tools.signedOutFormIsOurs(request, form.right)) {
               return yield* signInPage(request, { returnTo, status: 403, problem: "The form had expired. Enter your details again." })
             }
             if (email === undefined || email.trim() === "" || password === undefined || password === "") {

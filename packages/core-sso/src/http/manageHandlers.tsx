@@ -12,6 +12,7 @@ import { roleHeldBy } from "../services/access"
 import { Actor } from "../services/Actor"
 import { Directory } from "../services/Directory"
 import type { UserDetails } from "../services/Directory"
+import { EmailLinks } from "../services/EmailLinks"
 import type { CurrentSession } from "../services/SignIn"
 import { SsoParts } from "../services/SsoParts"
 import { TwoStepVerification } from "../services/TwoStep"
@@ -82,6 +83,7 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
       const { store } = yield* SsoParts
       const directory = yield* Directory
       const twoStep = yield* TwoStepVerification
+      const emailLinks = yield* EmailLinks
       const applicationPages = yield* makeApplicationPages
       const apiUserPages = yield* makeApiUserPages
 
@@ -282,4 +284,6 @@ export const manageHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpApi<
         .handleRaw("resetTwoStep", ({ path, request }) =>
           userAction(request, path.uid, "two_step_reset", () =>
             Effect.zipRight(Effect.zipRight(directory.user(path.uid), directory.mayManage(path.uid)), twoStep.reset(path.uid))))
+        .handleRaw("resendInvitation", ({ path, request }) =>
+          userAction(request, path.uid, "invitation_sent", () => emailLinks.resendInvitation(path.uid)))
     }))

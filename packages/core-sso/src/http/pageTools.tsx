@@ -2,6 +2,7 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Either, Option } from "effect"
 import { timingSafeEqual } from "node:crypto"
+import { isSecretShaped, newSecret } from "../domain/secrets"
 import { roleHeldBy } from "../services/access"
 import { Actor } from "../services/Actor"
 import { SignIn } from "../services/SignIn"
@@ -74,6 +75,19 @@ export const makePageTools = Effect.gen(function*() {
       headers: { location, "cache-control": "no-store", "referrer-policy": "no-referrer" }
     })
 
+  /** The CSRF token of a form for someone not signed in: the browser's, or a new one it is given with the page. */
+  const signedOutFormToken = (request: HttpServerRequest.HttpServerRequest) => {
+    const existing = request.cookies[CSRF_COOKIE]
+    return existing !== undefined && isSecretShaped(existing) ? existing : newSecret()
+  }
+
+  const withSignedOutFormToken = (response: HttpServerResponse.HttpServerResponse, token: string) =>
+    HttpServerResponse.unsafeSetCookie(response, CSRF_COOKIE, token, { ...cookieOptions, sameSite: "strict" })
+
+  /** Whether a signed-out form came back with the token its page gave the browser. */
+  const signedOutFormIsOurs = (request: HttpServerRequest.HttpServerRequest, fields: Readonly<Record<string, string>>) =>
+    sameToken(fields["authenticity_token"], request.cookies[CSRF_COOKIE])
+
   const currentSession = (request: HttpServerRequest.HttpServerRequest) => {
     const sessionId = request.cookies[SESSION_COOKIE]
     return sessionId === undefined ? Effect.succeed(Option.none<CurrentSession>()) : signIn.current(sessionId)
@@ -145,6 +159,9 @@ export const makePageTools = Effect.gen(function*() {
     html,
     redirect,
     currentSession,
+    signedOutFormToken,
+    withSignedOutFormToken,
+    signedOutFormIsOurs,
     signedInOnly,
     checkedForm,
     mustSetUpTwoStep,

@@ -1,4 +1,5 @@
 import { migrateSchema } from "@civicstack/kit"
+import { createEmailLinks } from "./createEmailLinks"
 import { createPushCredentials } from "./createPushCredentials"
 import { createSigningKeys } from "./createSigningKeys"
 import { createSsoTables } from "./createSsoTables"
@@ -16,6 +17,7 @@ export const migrate = migrateSchema({
     "3_create_signing_keys": createSigningKeys,
     "4_drop_token_foreign_keys": dropTokenForeignKeys,
     "5_create_two_step": createTwoStep,
-    "6_grant_superadmin": grantSuperadmin
+    "6_grant_superadmin": grantSuperadmin,
+    "7_create_email_links": createEmailLinks
   }
 })

@@ -1,7 +1,7 @@
 import { now } from "@civicstack/kit"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { InvalidInput, NotAllowed, NotFound } from "../domain/errors"
+import { EmailLinkRefused, InvalidInput, NotAllowed, NotFound } from "../domain/errors"
 import {
   ADMIN,
   normalisePermissions,
@@ -12,7 +12,7 @@ import {
   USER_UPDATE_PERMISSION
 } from "../domain/permissions"
 import { apiTokenRecord } from "../domain/records"
-import type { Application, PushFormat, SsoEvent, User } from "../domain/records"
+import type { Application, EmailLink, PushFormat, SsoEvent, User } from "../domain/records"
 import { redirectUriProblem } from "../domain/redirectUris"
 import { hashSecret, isSecretShaped, newSecret } from "../domain/secrets"
 import { absoluteHttpUrlProblem, emailProblem, permissionsProblem, textProblem } from "../domain/userInput"
@@ -111,10 +111,15 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
   readonly users: Effect.Effect<ReadonlyArray<UserDetails>, StoreError>
   readonly updateUser: (uid: string, changes: UserChanges) => Effect.Effect<UserDetails, Failure>
   /**
-   * Sets a new password, ends the user's sessions (but `keepSessionHash`, the session of a user changing their own)
-   * and revokes the tokens they got by signing in.
+   * Sets a new password, ends the user's sessions (but `keepSessionHash`, the session of a user changing their own),
+   * revokes the tokens they got by signing in, ends their emailed links and any lock. With `usingLink` (an emailed
+   * link's id) the change is made only if that link's use, in the same transaction, is its first.
    */
-  readonly setPassword: (uid: string, password: string, options?: { readonly keepSessionHash?: string }) => Effect.Effect<void, Failure>
+  readonly setPassword: (
+    uid: string,
+    password: string,
+    options?: { readonly keepSessionHash?: string; readonly usingLink?: EmailLink }
+  ) => Effect.Effect<void, Failure | EmailLinkRefused>
   /** Replaces the user's permissions on the named application. */
   readonly setPermissions: (
     uid: string,
@@ -386,12 +391,19 @@ export class Directory extends Context.Tag("@civicstack/core-sso/Directory")<Dir
             yield* existing(uid)
             const passwordHash = yield* passwords.hash(password)
             const at = yield* now
+            const link = options.usingLink
             yield* store.atomically(Effect.gen(function*() {
+              if (link !== undefined && !(yield* store.useEmailLink(link.id, at))) return yield* new EmailLinkRefused({ reason: "used" })
               yield* store.setPasswordHash(uid, passwordHash)
+              yield* store.clearFailedSignIns(uid)
+              yield* store.endEmailLinksOf(uid, at)
               // whoever knew the old password is signed out everywhere
               const revoked = yield* store.revokeTokens({ chainsOf: uid }, at)
               yield* store.deleteSessionsOf(uid, options.keepSessionHash === undefined ? undefined : { except: options.keepSessionHash })
-              yield* record("password_changed", uid, null, { revoked_tokens: revoked })
+              yield* record("password_changed", uid, null, {
+                revoked_tokens: revoked,
+                ...(link === undefined ? {} : { link: link.purpose })
+              })
               yield* push(uid, ["reauth"])
             }))
           }),

@@ -5,6 +5,7 @@ import type {
   AccessToken,
   Application,
   ApplicationPermissions,
+  EmailLink,
   Grant,
   RefreshToken,
   SignInSession,
@@ -169,6 +170,14 @@ export class SsoStore extends Context.Tag("@civicstack/core-sso/SsoStore")<SsoSt
   /** Every stored TOTP secret, as stored: for sealing them again under a new key. */
   readonly twoStepSecrets: Effect.Effect<ReadonlyArray<{ readonly userUid: string; readonly secret: string }>, StoreError>
   readonly replaceTwoStepSecret: (uid: string, secret: string) => Effect.Effect<void, StoreError>
+
+  /** Keeps a new emailed link; links that expired more than 30 days ago go. */
+  readonly insertEmailLink: (link: EmailLink) => Effect.Effect<void, StoreError>
+  readonly emailLinkByHash: (tokenHash: string) => Effect.Effect<Option.Option<EmailLink>, StoreError>
+  /** Marks the link used at `at`; false when it had been used or ended before (of two uses, one wins). */
+  readonly useEmailLink: (id: string, at: Date) => Effect.Effect<boolean, StoreError>
+  /** Ends every unused link of the user: their password was set, so none of them is needed any more. */
+  readonly endEmailLinksOf: (uid: string, at: Date) => Effect.Effect<void, StoreError>
 
   readonly permissionsOf: (uid: string) => Effect.Effect<ReadonlyArray<ApplicationPermissions>, StoreError>
   /** Replaces the user's permissions on one application; an empty list removes them all. */

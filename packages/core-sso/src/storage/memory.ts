@@ -3,6 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import type {
   AccessToken,
   Application,
+  EmailLink,
   Grant,
   RefreshToken,
   SignInSession,
@@ -16,6 +17,9 @@ import { AlreadyTaken, SsoStore } from "./SsoStore"
 import type { PushCredential, TokenHolder, TokenSelection, UserChanges } from "./SsoStore"
 
 type Store = Context.Tag.Service<SsoStore>
+
+/** How long links are kept after they expire, so that one followed late still explains itself. */
+const EXPIRED_LINKS_KEPT_MILLIS = 30 * 24 * 3600 * 1000
 
 const emailKey = (email: string) => email.toLowerCase()
 
@@ -33,6 +37,7 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
   const pushCredentials = new Map<string, PushCredential>()
   const signingKeys: Array<SigningKey> = []
   const twoSteps = new Map<string, Omit<TwoStep, "recoveryCodesLeft">>()
+  const emailLinks = new Map<string, EmailLink>()
   /** Per user, each recovery code's hash and when it was used. */
   const recoveryCodes = new Map<string, Map<string, Date | null>>()
 
@@ -194,6 +199,25 @@ const makeMemoryStore = (setupLock: Effect.Semaphore): Store => {
       Effect.sync(() => {
         const twoStep = twoSteps.get(uid)
         if (twoStep !== undefined) twoSteps.set(uid, { ...twoStep, secret })
+      }),
+
+    insertEmailLink: (link) =>
+      Effect.sync(() => {
+        const forgetBefore = link.createdAt.getTime() - EXPIRED_LINKS_KEPT_MILLIS
+        for (const [id, kept] of emailLinks) if (kept.expiresAt.getTime() < forgetBefore) emailLinks.delete(id)
+        emailLinks.set(link.id, link)
+      }),
+    emailLinkByHash: (tokenHash) => find(emailLinks.values(), (link) => link.tokenHash === tokenHash),
+    useEmailLink: (id, at) =>
+      Effect.sync(() => {
+        const link = emailLinks.get(id)
+        if (link === undefined || link.usedAt !== null) return false
+        emailLinks.set(id, { ...link, usedAt: at })
+        return true
+      }),
+    endEmailLinksOf: (uid, at) =>
+      Effect.sync(() => {
+        for (const [id, link] of emailLinks) if (link.userUid === uid && link.usedAt === null) emailLinks.set(id, { ...link, usedAt: at })
       }),
 
     permissionsOf: (uid) =>

@@ -2,6 +2,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { Effect, Layer } from "effect"
 import { SsoStore } from "./SsoStore"
 import { applicationMethods } from "./sql/applications"
+import { emailLinkMethods } from "./sql/emailLinks"
 import { eventMethods } from "./sql/events"
 import { listenForChanges } from "./sql/holders"
 import type { Listen } from "./sql/holders"
@@ -38,6 +39,7 @@ const makeSqlStore = (options: SqlStoreOptions) => Effect.gen(function*() {
     ...(yield* tokenMethods(tools)),
     ...sessionMethods(tools),
     ...twoStepMethods(tools),
+    ...emailLinkMethods(tools),
     ...keyMethods(tools),
     ...eventMethods(tools)
   }

@@ -2,8 +2,7 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
-import { AdminGroup } from "../../src/api/admin"
-import { BrowserGroup, ManageGroup, OAuthGroup } from "../../src/api/SsoApi"
+import { addSsoGroups } from "../../src/api/SsoApi"
 import { ssoHandlers } from "../../src/http/handlers"
 import { layerSql } from "../../src/layers"
 import { migrate } from "../../src/migrations/index"
@@ -16,7 +15,7 @@ import { freePort, invalidRequestsRefused, servedOnLoopback } from "@civicstack/
 import { PgliteClient } from "@civicstack/sql-pglite"
 
 /** The SSO's endpoints under a host's own API identifier, as a host serves them. */
-const api = HttpApi.make("testhost").add(OAuthGroup).add(BrowserGroup).add(AdminGroup).add(ManageGroup)
+const api = addSsoGroups(HttpApi.make("testhost"))
 
 /** The handlers served on 127.0.0.1 at `port` (0: a free one) over `service`, which stays visible to the test. */
 const servedOver = <ROut, E>(service: Layer.Layer<ROut | SsoServices | SsoParts, E>, port: number) =>

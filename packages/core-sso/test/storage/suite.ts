@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
 import { Clock, Effect, Option } from "effect"
-import type { AccessToken, Application, Grant, RefreshToken, User } from "../../src/domain/records"
+import type { AccessToken, Application, EmailLink, Grant, RefreshToken, User } from "../../src/domain/records"
 import { accessProblem } from "../../src/domain/access"
 import { SsoStore } from "../../src/storage/SsoStore"
 
@@ -668,6 +668,39 @@ export const ssoStoreSuite = (name: string, backend: () => Layer.Layer<SsoStore,
       expect(yield* store.confirmTwoStep(uid, { at: at(30), lastStep: null, recoveryCodeHashes: [] })).toBe(true)
       expect(Option.getOrThrow(yield* store.twoStepOf(uid)).recoveryCodesLeft).toBe(0)
       expect(yield* store.useTotpStep(uid, 1)).toBe(true)
+    }))
+
+    test("emailed links: found by their token's hash, used once, ended together, and kept 30 days past expiry", Effect.gen(function*() {
+      const store = yield* withApplicationAndUser
+      const uid = aUser().uid
+      const link = (id: string, overrides: Partial<EmailLink> = {}): EmailLink => ({
+        id,
+        userUid: uid,
+        purpose: "password_reset",
+        tokenHash: `hash-${id}`,
+        createdAt: at(0),
+        expiresAt: at(7200),
+        usedAt: null,
+        ...overrides
+      })
+      yield* store.insertEmailLink(link("l1"))
+      yield* store.insertEmailLink(link("l2", { purpose: "invitation", expiresAt: at(7 * 86_400) }))
+      expect(Option.getOrThrow(yield* store.emailLinkByHash("hash-l1"))).toEqual(link("l1"))
+      expect(yield* store.emailLinkByHash("hash-l3")).toEqual(Option.none())
+      expect(yield* store.emailLinkByHash("hash\u0000l1")).toEqual(Option.none())
+      expect(yield* store.useEmailLink("l1", at(10))).toBe(true)
+      expect(yield* store.useEmailLink("l1", at(11))).toBe(false)
+      expect(yield* store.useEmailLink("nothing", at(11))).toBe(false)
+      expect(Option.getOrThrow(yield* store.emailLinkByHash("hash-l1")).usedAt).toEqual(at(10))
+      yield* store.endEmailLinksOf(uid, at(20))
+      expect(Option.getOrThrow(yield* store.emailLinkByHash("hash-l2")).usedAt).toEqual(at(20))
+      expect(yield* store.useEmailLink("l2", at(21))).toBe(false)
+      // a link that expired within 30 days still explains itself; one that expired before goes with the next insert
+      const day = 86_400
+      yield* store.insertEmailLink(link("l3", { createdAt: at(35 * day), expiresAt: at(35 * day + 7200) }))
+      expect(Option.isSome(yield* store.emailLinkByHash("hash-l2"))).toBe(true)
+      expect(yield* store.emailLinkByHash("hash-l1")).toEqual(Option.none())
+      expect(Option.isSome(yield* store.emailLinkByHash("hash-l3"))).toBe(true)
     }))
 
     test("lists events newest first, for one user or all", Effect.gen(function*() {

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, Layer } from "effect"
 import { layerMemory, workers } from "../../src/layers"
+import { MemoryOutbox } from "../../src/services/Mailer"
 import { Directory } from "../../src/services/Directory"
 import { OAuthServer } from "../../src/services/OAuthServer"
 import { SignIn } from "../../src/services/SignIn"
 import { startPushReceiver } from "../fixtures/pushReceiver"
 import type { ReceivedPush } from "../fixtures/pushReceiver"
+import { eventuallyEffect } from "../fixtures/eventually"
 import { codeFor, exchangeCode, origin, PASSWORD, REDIRECT_URI } from "../fixtures/harness"
 
 let receiver: Awaited<ReturnType<typeof startPushReceiver>>
@@ -17,20 +19,8 @@ afterAll(() => receiver.close())
 /** The SSO with its push sender running. */
 const ssoWithWorkers = () => {
   const service = layerMemory({ allowPrivateAddresses: true })
-  return Layer.merge(service, workers.pipe(Layer.provide(service)))
+  return Layer.merge(service, workers.pipe(Layer.provide(service), Layer.provide(MemoryOutbox.layer)))
 }
-
-const liveMoment = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
-
-/** Moves the test clock on a second at a time, letting real I/O happen in between, until `done` holds. */
-const eventuallyEffect = <E, R>(done: Effect.Effect<boolean, E, R>, seconds = 600) =>
-  Effect.gen(function*() {
-    for (let step = 0; step < seconds && !(yield* done); step++) {
-      yield* TestClock.adjust("1 second")
-      for (let wait = 0; wait < 4 && !(yield* done); wait++) yield* liveMoment
-    }
-    expect(yield* done).toBe(true)
-  })
 
 const eventually = (done: () => boolean, seconds = 600) => eventuallyEffect(Effect.sync(done), seconds)
 

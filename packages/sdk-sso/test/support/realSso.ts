@@ -1,5 +1,5 @@
-import { Authorization, Directory, layerMemory, SignIn, ssoHandlers, type SsoSettings, workers } from "@civicstack/core-sso"
-import { AdminGroup, BrowserGroup, ManageGroup, OAuthGroup } from "@civicstack/core-sso/api"
+import { Authorization, Directory, layerMemory, MemoryOutbox, SignIn, ssoHandlers, type SsoSettings, workers } from "@civicstack/core-sso"
+import { addSsoGroups } from "@civicstack/core-sso/api"
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
@@ -7,7 +7,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, ManagedRuntime, Option } from "effect"
 import { createServer } from "node:http"
 
-const api = HttpApi.make("sdk-sso-test").add(OAuthGroup).add(BrowserGroup).add(AdminGroup).add(ManageGroup)
+const api = addSsoGroups(HttpApi.make("sdk-sso-test"))
 
 export const PASSWORD = "a long enough test password"
 export const REDIRECT_URI = "http://127.0.0.1:7/auth/callback"
@@ -21,7 +21,7 @@ const ssoServerLayer = (settings: Partial<SsoSettings>) => {
   return HttpApiBuilder.serve().pipe(
     Layer.provide(HttpApiBuilder.api(api)),
     Layer.provide(ssoHandlers(api)),
-    Layer.provideMerge(Layer.merge(workers.pipe(Layer.provide(service)), service)),
+    Layer.provideMerge(Layer.merge(workers.pipe(Layer.provide(service), Layer.provide(MemoryOutbox.layer)), service)),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
   )
 }

@@ -107,6 +107,9 @@ export const UsersPage = (props: {
       <a href="/">Home</a>
     </p>
     <h1>Users</h1>
+    <p>
+      <a href="/manage/users/new">Invite a user</a>
+    </p>
     <form method="get" action="/manage/users" class="filters">
       <div>
         <label for="q">Name or email contains</label>
@@ -176,7 +179,9 @@ const DONE: Record<string, string> = {
   suspended: "The user is suspended: their tokens are revoked and their applications told to sign them out.",
   unsuspended: "The user can sign in again.",
   unlocked: "The account is unlocked.",
-  two_step_reset: "Two-step verification is removed. The user sets it up again at their next sign-in if it is required of them."
+  two_step_reset: "Two-step verification is removed. The user sets it up again at their next sign-in if it is required of them.",
+  invited: "The user is invited: an email with a link to choose their password is on its way. Grant their permissions here.",
+  invitation_sent: "The invitation is sent again, with a new link. Earlier links still work until they expire."
 }
 
 const ActionForm = (props: {
@@ -274,6 +279,14 @@ export const UserPage = (props: {
           </ActionForm>
         )
         : <ActionForm uid={user.uid} action="unsuspend" csrfToken={props.csrfToken} label="Unsuspend" />}
+      {user.passwordHash === null && !user.isApiUser && user.suspendedAt === null
+        ? (
+          <>
+            <p>The user has not chosen a password yet.</p>
+            <ActionForm uid={user.uid} action="resend_invitation" csrfToken={props.csrfToken} label="Send the invitation again" />
+          </>
+        )
+        : null}
       {props.locked ? <ActionForm uid={user.uid} action="unlock" csrfToken={props.csrfToken} label="Unlock" /> : null}
       {props.twoStep
         ? <ActionForm uid={user.uid} action="reset_2sv" csrfToken={props.csrfToken} label="Reset two-step verification" />

@@ -14,10 +14,12 @@ export const SignInPage = (props: {
   readonly applicationName: string | undefined
   readonly email?: string
   readonly problem?: string
+  readonly notice?: string
 }) => (
   <Layout title="Sign in">
     <h1>Sign in</h1>
     <ProblemSummary message={props.problem} />
+    {props.notice === undefined ? null : <div class="notice" role="status">{props.notice}</div>}
     {props.applicationName === undefined ? null : <p class="note">to continue to {props.applicationName}</p>}
     <form method="post" action="/users/sign_in">
       <input type="hidden" name="authenticity_token" value={props.csrfToken} />
@@ -28,6 +30,9 @@ export const SignInPage = (props: {
       <input id="password" name="password" type="password" autocomplete="current-password" required />
       <button type="submit">Sign in</button>
     </form>
+    <p>
+      <a href="/users/password/new">Forgot your password?</a>
+    </p>
   </Layout>
 )
 
