@@ -1,8 +1,7 @@
-import * as Fs from "node:fs/promises"
-import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ALERTS_TOKEN, alertsCallerBootstrap, alertsFetch, NO_ALERTS_TOKEN } from "./alertsCaller"
 import { type InProcessServer, startInProcessServer } from "./inProcessServer"
+import { readOutbox, until } from "./outbox"
 
 let caller: Awaited<ReturnType<typeof alertsCallerBootstrap>>
 let server: InProcessServer
@@ -16,31 +15,7 @@ afterAll(async () => {
   await caller?.remove()
 })
 
-interface OutboxMessage {
-  readonly to: string
-  readonly subject: string
-  readonly text: string
-  readonly headers: Record<string, string>
-}
-
-/** The emails the `log` provider has written so far. */
-const outbox = async (): Promise<ReadonlyArray<OutboxMessage>> => {
-  const directory = Path.join(server.dataDir, "outbox")
-  const files = await Fs.readdir(directory).catch(() => [])
-  return Promise.all(files.filter((file) => file.endsWith(".json")).map(async (file) =>
-    JSON.parse(await Fs.readFile(Path.join(directory, file), "utf8")) as OutboxMessage
-  ))
-}
-
-const until = async <A>(read: () => Promise<A>, done: (value: A) => boolean, what: string): Promise<A> => {
-  const deadline = Date.now() + 20_000
-  for (;;) {
-    const value = await read()
-    if (done(value)) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
+const outbox = () => readOutbox(server.dataDir)
 
 const post = async (path: string, body: unknown) => {
   const response = await alertsFetch(`${server.url}${path}`, { body })

@@ -1,8 +1,10 @@
 import type { Browser, Page } from "playwright-core"
+import { freePort } from "@civicstack/kit/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startPushReceiver } from "../../../packages/core-sso/test/fixtures/pushReceiver"
 import { startInProcessServer } from "./inProcessServer"
 import type { InProcessServer } from "./inProcessServer"
+import { readOutbox, until } from "./outbox"
 import { authenticatorCode } from "./sso/authenticatorApp"
 import { writeBootstrap } from "./sso/bootstrap"
 import { expectAccessible } from "./sso/axe"
@@ -39,7 +41,15 @@ beforeAll(async () => {
       { email: "bob@example.com", name: "Bob", password: PASSWORD, permissions: { Publisher: ["signin"] } }
     ]
   })
-  server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: bootstrap.file, SERVICES: "sso", SSO_ALLOW_PRIVATE_ADDRESSES: "true" })
+  // the links in emails start with the issuer, so it is this server's own address
+  const port = await freePort()
+  server = await startInProcessServer({
+    CIVICSTACK_BOOTSTRAP: bootstrap.file,
+    SERVICES: "sso",
+    SSO_ALLOW_PRIVATE_ADDRESSES: "true",
+    PORT: String(port),
+    SSO_ISSUER: `http://127.0.0.1:${port}`
+  })
   browser = await launchChromium()
 })
 afterAll(async () => {
@@ -70,6 +80,18 @@ const carolUsesPublisher = async () => {
   })
   expect(token.status).toBe(200)
   await page.context().close()
+}
+
+const NEW_PASSWORD = "a password chosen from an email"
+
+const emailsTo = (address: string) => async () => (await readOutbox(server.dataDir)).filter((message) => message.to === address)
+
+/** The link in an email's Markdown. */
+const linkIn = (markdown: string) => /\]\((http[^)]+)\)/.exec(markdown)![1]!
+
+const choosePassword = async (page: Page, password: string) => {
+  await page.getByLabel("New password", { exact: true }).fill(password)
+  await page.getByLabel("New password again").fill(password)
 }
 
 let rootPage: Page | undefined
@@ -164,9 +186,69 @@ describe("the administrators' pages in a real browser", () => {
     await expectAccessible(page)
     const admin = await signInAsRoot()
     const uid = await openCarol(admin)
-    const userPage = await page.goto(`${server.url}/manage/users/${uid}`)
-    expect(userPage?.status()).toBe(403)
-    expect(await page.content()).not.toContain("Carol")
+    const adminPages = ["/manage/users/new", "/manage/events", "/manage/applications", "/manage/applications/new", "/manage/api_users"]
+    for (const path of [`/manage/users/${uid}`, ...adminPages]) {
+      const answer = await page.goto(`${server.url}${path}`)
+      expect(answer?.status(), path).toBe(403)
+      expect(await page.content()).not.toContain("Carol")
+    }
+  })
+
+  it("an administrator invites a user, who chooses a password from the emailed link and signs in", async () => {
+    const page = await signInAsRoot()
+    await page.getByRole("link", { name: "Users", exact: true }).click()
+    await page.getByRole("link", { name: "Invite a user" }).click()
+    await page.waitForSelector("h1:has-text('Invite a user')")
+    await expectAccessible(page)
+    await page.getByLabel("Name").fill("Grace Hopper")
+    await page.getByLabel("Email address").fill("grace@example.com")
+    await page.getByRole("button", { name: "Send the invitation" }).click()
+    await page.waitForSelector("h1:has-text('Grace Hopper')")
+    await page.waitForSelector("text=The user is invited")
+    await expectAccessible(page)
+
+    const [invitation] = await until(emailsTo("grace@example.com"), (found) => found.length === 1, "the invitation")
+    const grace = await newPage(browser)
+    await grace.goto(linkIn(invitation!.markdown))
+    await grace.waitForSelector("h1:has-text('Choose your password')")
+    await expectAccessible(grace)
+    await choosePassword(grace, NEW_PASSWORD)
+    await grace.getByRole("button", { name: "Set my password" }).click()
+    await grace.waitForSelector("text=Your password is set")
+    await expectAccessible(grace)
+    await signInWithPassword(grace, "grace@example.com", NEW_PASSWORD)
+    await grace.waitForSelector("h1:has-text('Your applications')")
+    await grace.context().close()
+  })
+
+  it("a user resets a forgotten password from the emailed link, which then explains that it was used", async () => {
+    const page = await newPage(browser)
+    await page.goto(`${server.url}/users/sign_in`)
+    await page.getByRole("link", { name: "Forgot your password?" }).click()
+    await page.waitForSelector("h1:has-text('Reset your password')")
+    await expectAccessible(page)
+    await page.getByLabel("Email address").fill("bob@example.com")
+    await page.getByRole("button", { name: "Send the link" }).click()
+    await page.waitForSelector("h1:has-text('Check your email')")
+    await expectAccessible(page)
+
+    const [reset] = await until(emailsTo("bob@example.com"), (found) => found.length === 1, "the reset email")
+    expect(reset!.subject).toBe("Reset your password")
+    await page.goto(linkIn(reset!.markdown))
+    await page.waitForSelector("h1:has-text('Choose a new password')")
+    await choosePassword(page, NEW_PASSWORD)
+    await page.getByRole("button", { name: "Change my password" }).click()
+    await page.waitForSelector("text=Your password is set")
+    await signInWithPassword(page, "bob@example.com", PASSWORD)
+    await page.waitForSelector("text=The email address or password is not right")
+    await signInWithPassword(page, "bob@example.com", NEW_PASSWORD)
+    await page.waitForSelector("h1:has-text('Your applications')")
+
+    const used = await page.goto(linkIn(reset!.markdown))
+    expect(used?.status()).toBe(410)
+    await page.waitForSelector("h1:has-text('This link has already been used')")
+    await expectAccessible(page)
+    await page.context().close()
   })
   it("a superadmin registers an application, sees its credentials once, edits it and rotates its secret", async () => {
     const page = await signInAsRoot()

@@ -69,7 +69,7 @@ export {
   emailProviderLayer,
   EmailProviderSettings
 } from "./services/emailProviders/config"
-export type { EmailSettings } from "./services/emailProviders/config"
+export type { EmailSettings, OutboxMessage } from "./services/emailProviders/config"
 export { defaultAlertsSettings, defaultDeliverySettings } from "./settings"
 export type { AlertsSettings, DeliverySettings, HealthThresholds, Thresholds } from "./settings"
 export { AddressTaken, DuplicateContentChange } from "./storage/AlertsStore"

@@ -4,9 +4,10 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { addSsoGroups } from "../../src/api/SsoApi"
 import { ssoHandlers } from "../../src/http/handlers"
-import { layerSql } from "../../src/layers"
+import { layerSql, workers } from "../../src/layers"
 import { migrate } from "../../src/migrations/index"
 import type { SsoServices } from "../../src/layers"
+import { MemoryOutbox } from "../../src/services/Mailer"
 import { applyBootstrap, BootstrapDocument } from "../../src/services/setup"
 import type { SsoParts } from "../../src/services/SsoParts"
 import type { SsoSettings } from "../../src/settings"
@@ -27,8 +28,8 @@ const servedOver = <ROut, E>(service: Layer.Layer<ROut | SsoServices | SsoParts,
 
 export interface SsoHost {
   readonly url: string
-  /** Runs an effect on the served SSO's services. */
-  readonly run: <A, E>(effect: Effect.Effect<A, E, SsoServices | SsoParts>) => Promise<A>
+  /** Runs an effect on the served SSO's services; `MemoryOutbox` holds what its workers emailed. */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, SsoServices | SsoParts | MemoryOutbox>) => Promise<A>
   readonly close: () => Promise<void>
 }
 
@@ -40,22 +41,30 @@ const onPglite = (settings: Partial<SsoSettings>) =>
       Layer.provide(PgliteClient.layer({}))
     )
 
+/** The service with its workers running, emailing into a `MemoryOutbox`. */
+const withWorkers = <E>(service: Layer.Layer<SsoServices | SsoParts, E>) =>
+  Layer.mergeAll(service, MemoryOutbox.layer, workers.pipe(Layer.provide(service), Layer.provide(MemoryOutbox.layer)))
+
 /**
  * The SSO on PGlite, served over HTTP in this process, with `bootstrap` (a bootstrap file's document) applied first.
- * With `issuerIsHost` its issuer is its own address, for clients that discover it there.
+ * With `issuerIsHost` its issuer is its own address, for clients that discover it there; with `workers` its workers
+ * run (pushes, and emails into the `MemoryOutbox`).
  */
 export const startSsoHost = async (options: {
   readonly bootstrap?: unknown
   readonly issuerIsHost?: boolean
+  readonly workers?: boolean
   readonly settings?: Partial<SsoSettings>
 } = {}): Promise<SsoHost> => {
   const port = options.issuerIsHost === true ? await freePort() : 0
   const issuer = options.issuerIsHost === true ? { issuer: `http://127.0.0.1:${port}` } : {}
   const scope = Effect.runSync(Scope.make())
+  const service = onPglite({ ...issuer, ...options.settings })
   const context = await Effect.runPromise(
-    Layer.buildWithScope(servedOver(onPglite({ ...issuer, ...options.settings }), port), scope)
+    Layer.buildWithScope(servedOver(options.workers === true ? withWorkers(service) : Layer.merge(service, MemoryOutbox.layer), port), scope)
   )
-  const run = <A, E>(effect: Effect.Effect<A, E, SsoServices | SsoParts>) => Effect.runPromise(Effect.provide(effect, context))
+  const run = <A, E>(effect: Effect.Effect<A, E, SsoServices | SsoParts | MemoryOutbox>) =>
+    Effect.runPromise(Effect.provide(effect, context))
   if (options.bootstrap !== undefined) {
     await run(Effect.flatMap(Schema.decodeUnknown(BootstrapDocument)(options.bootstrap), applyBootstrap))
   }
