@@ -171,6 +171,7 @@ describe("invitations and password resets over HTTP", () => {
     const userPage = await (await root.get(userPath)).text()
     expect(userPage).toContain("The user is invited")
     expect(userPage).toContain("Send the invitation again")
+    expect(await (await root.get("/manage/users?state=invited")).text()).toContain("grace@example.com")
     const [invitation] = await emailsTo("grace@example.com", 1)
     expect(invitation!.subject).toBe("You are invited to sign in")
     const resent = await root.postForm(`${userPath.split("?")[0]}/resend_invitation`, { authenticity_token: token })
@@ -190,6 +191,7 @@ describe("invitations and password resets over HTTP", () => {
     })
     expect(set.status).toBe(303)
     expect(await signInStatus("grace@example.com", NEW_PASSWORD)).toBe(303)
+    expect(await (await root.get("/manage/users?state=invited")).text()).not.toContain("grace@example.com")
     // the first invitation's link ended when she chose her password
     expect((await grace.get(linkIn(invitation!.body))).status).toBe(410)
     const afterwards = await root.postForm(`${userPath.split("?")[0]}/resend_invitation`, { authenticity_token: token })

@@ -95,6 +95,16 @@ const pageLink = (filters: UserFilters, page: number) =>
     page: String(page)
   })}`
 
+/** Whether a user can sign in, and if not why: suspended, locked, or invited and without a password yet. */
+export const stateOf = (user: User, locked: boolean) =>
+  user.suspendedAt !== null
+    ? "Suspended"
+    : locked
+    ? "Locked after wrong passwords or codes"
+    : user.passwordHash === null && !user.isApiUser
+    ? "Invited"
+    : "Active"
+
 export const UsersPage = (props: {
   readonly rows: ReadonlyArray<UserRow>
   readonly filters: UserFilters
@@ -125,7 +135,7 @@ export const UsersPage = (props: {
         id="state"
         label="State"
         value={props.filters.state}
-        options={[["", "Any"], ["active", "Active"], ["suspended", "Suspended"], ["locked", "Locked"]]}
+        options={[["", "Any"], ["active", "Active"], ["invited", "Invited"], ["suspended", "Suspended"], ["locked", "Locked"]]}
       />
       <Select
         id="two_step"
@@ -158,7 +168,7 @@ export const UsersPage = (props: {
               </td>
               <td>{user.email}</td>
               <td>{role}</td>
-              <td>{user.suspendedAt !== null ? "suspended" : locked ? "locked" : "active"}</td>
+              <td>{stateOf(user, locked).toLowerCase()}</td>
               <td>{user.isApiUser ? "–" : twoStep ? "on" : "off"}</td>
             </tr>
           ))}
@@ -232,11 +242,7 @@ export const UserPage = (props: {
         <dd>{props.role}</dd>
         <dt>State</dt>
         <dd>
-          {user.suspendedAt !== null
-            ? `Suspended: ${user.suspensionReason ?? ""}`
-            : props.locked
-            ? "Locked after wrong passwords or codes"
-            : "Active"}
+          {user.suspendedAt !== null ? `Suspended: ${user.suspensionReason ?? ""}` : stateOf(user, props.locked)}
         </dd>
         {user.isApiUser ? null : (
           <>
