@@ -22,6 +22,7 @@ describe("server configuration", () => {
       LINKCHECK_CONCURRENCY: "32",
       LINKCHECK_PER_HOST_CONCURRENCY: "2",
       LINKCHECK_PER_HOST_INTERVAL_MS: "0",
+      LINKCHECK_CHECK_TIMEOUT_SECONDS: "12",
       LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true",
       LINKCHECK_SUSPICIOUS_DOMAINS: "bad.example, .worse.example"
     }))
@@ -31,7 +32,8 @@ describe("server configuration", () => {
       perHostConcurrency: 2,
       allowPrivateAddresses: true,
       suspiciousDomains: ["bad.example", "worse.example"],
-      scheduler: { perHostInterval: Duration.millis(0) }
+      scheduler: { perHostInterval: Duration.millis(0) },
+      inspector: { checkTimeout: Duration.seconds(12) }
     })
   })
 
@@ -99,7 +101,8 @@ describe("server configuration", () => {
       LINKCHECK_CONCURRENCY: "0",
       LINKCHECK_PER_HOST_INTERVAL_MS: "-5",
       LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "maybe",
-      LINKCHECK_RETENTION_DAYS: "forever"
+      LINKCHECK_RETENTION_DAYS: "forever",
+      LINKCHECK_CHECK_TIMEOUT_SECONDS: "0"
     })
     expect(Either.isLeft(result)).toBe(true)
     const problems = Either.isLeft(result) ? result.left.problems : []
@@ -114,6 +117,7 @@ describe("server configuration", () => {
       "LINKCHECK_ALLOW_PRIVATE_ADDRESSES must be true or false (got \"maybe\")",
       "LINKCHECK_CONCURRENCY must be a whole number from 1 to 10000 (got \"0\")",
       "LINKCHECK_PER_HOST_INTERVAL_MS must be a whole number of milliseconds from 0 to 60000 (got \"-5\")",
+      "LINKCHECK_CHECK_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 600 (got \"0\")",
       "LINKCHECK_RETENTION_DAYS must be a whole number of days from 1 to 3650 (got \"forever\")"
     ])
   })

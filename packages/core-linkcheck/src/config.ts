@@ -19,7 +19,8 @@ const DomainList = Schema.transform(
 ).annotations(expecting("a comma-separated list of domain names"))
 
 /**
- * The link checking section of a host's configuration, read under `LINKCHECK_` (`LINKCHECK_CONCURRENCY`, ...).
+ * The link checking section of a host's configuration, read under `LINKCHECK_` (`LINKCHECK_CONCURRENCY`,
+ * `LINKCHECK_CHECK_TIMEOUT_SECONDS`, ...).
  * Each value names what it expects when it is wrong; unset values take the defaults.
  */
 export const linkcheckConfig: Config.Config<
@@ -32,6 +33,7 @@ export const linkcheckConfig: Config.Config<
     | "perHostConcurrency"
     | "retention"
     | "scheduler"
+    | "inspector"
   >
 > = Config.all({
   allowPrivateAddresses: Schema.Config("ALLOW_PRIVATE_ADDRESSES", Flag).pipe(
@@ -49,6 +51,10 @@ export const linkcheckConfig: Config.Config<
   ),
   scheduler: Schema.Config("PER_HOST_INTERVAL_MS", Millis).pipe(
     Config.map((millis) => ({ perHostInterval: Duration.millis(millis) })),
+    Config.withDefault({})
+  ),
+  inspector: Schema.Config("CHECK_TIMEOUT_SECONDS", WholeNumber(1, 600, "seconds")).pipe(
+    Config.map((seconds) => ({ checkTimeout: Duration.seconds(seconds) })),
     Config.withDefault({})
   ),
   retention: Schema.Config("RETENTION_DAYS", Days).pipe(

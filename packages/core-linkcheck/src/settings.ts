@@ -17,6 +17,11 @@ export interface InspectorConfig {
   readonly connectTimeout: Duration.DurationInput
   /** Time allowed until the response headers arrive. */
   readonly responseTimeout: Duration.DurationInput
+  /**
+   * The most time a check may spend on the network, from its first request: waiting for a pooled connection, every
+   * redirect hop and reading the body all count; the waits before retrying a busy site do not.
+   */
+  readonly checkTimeout: Duration.DurationInput
   /** A final response slower than this (and no errors) is reported as a slow page. */
   readonly slowThreshold: Duration.DurationInput
   /** A chain reaching this many redirect hops is a broken redirect. */

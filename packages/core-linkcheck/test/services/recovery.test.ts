@@ -114,5 +114,5 @@ describe("claims", () => {
       yield* Fiber.interrupt(inRequest)
       yield* TestClock.adjust("31 seconds")
       expect((yield* claimEverything("another-worker")).map((check) => check.uri)).toEqual([`${fleet.silent}/never`])
-    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory(), { inspector: { responseTimeout: "10 minutes" } }))))
+    }).pipe(Effect.provide(linkcheckWithoutWorkers(fleet, layerMemory(), { inspector: { responseTimeout: "10 minutes", checkTimeout: "20 minutes" } }))))
 })

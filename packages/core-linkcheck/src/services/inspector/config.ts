@@ -5,6 +5,7 @@ export const defaultInspectorConfig: InspectorConfig = {
     "Chrome/131.0.0.0 Safari/537.36 civicstack-linkcheck/0.1 (+https://github.com/civicstack)",
   connectTimeout: "15 seconds",
   responseTimeout: "15 seconds",
+  checkTimeout: "30 seconds",
   slowThreshold: "5 seconds",
   maxRedirects: 8,
   allowPrivateAddresses: false,

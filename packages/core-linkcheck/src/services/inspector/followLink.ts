@@ -1,5 +1,5 @@
-import { isIpAddress, isPublicAddress } from "@civicstack/outbound"
-import type { OutboundFailure, OutboundFailureReason } from "@civicstack/outbound"
+import { isIpAddress, isPublicAddress, OutboundFailure } from "@civicstack/outbound"
+import type { OutboundFailureReason } from "@civicstack/outbound"
 import { Clock, Duration, Effect } from "effect"
 import { finding } from "../../domain/outcome"
 import type { Finding } from "../../domain/outcome"
@@ -91,11 +91,24 @@ export const followLink = (
     const originsWithBadCertificates = new Set<string>()
     const cookies = chainCookies()
 
+    const checkTimeout = Duration.decode(config.checkTimeout)
+    let networkMillisLeft = Duration.toMillis(checkTimeout)
+    const outOfTime = () =>
+      new OutboundFailure({ reason: "responseTimeout", detail: `the check took longer than ${Duration.format(checkTimeout)}` })
+
+    /** One request, within what is left of the check's time on the network. */
     const exchange = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, OutboundFailure> =>
-      Effect.map(
-        transport.get(url, { cookie: cookies.headerFor(url), verifyCertificate, headLimit: ratingWindow }),
-        (answer) => ({ ...answer, matureRating: answer.head !== null && hasMatureRating(answer.head) })
-      )
+      Effect.gen(function*() {
+        if (networkMillisLeft <= 0) return yield* outOfTime()
+        const startedAt = yield* Clock.currentTimeMillis
+        const answer = yield* transport.get(url, { cookie: cookies.headerFor(url), verifyCertificate, headLimit: ratingWindow }).pipe(
+          Effect.timeoutFail({ duration: networkMillisLeft, onTimeout: outOfTime }),
+          Effect.ensuring(Effect.map(Clock.currentTimeMillis, (endedAt) => {
+            networkMillisLeft -= endedAt - startedAt
+          }))
+        )
+        return { ...answer, matureRating: answer.head !== null && hasMatureRating(answer.head) }
+      })
 
     const exchangePatiently = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, OutboundFailure> => {
       const attempt = (retry: number): Effect.Effect<Exchange, OutboundFailure> =>

@@ -45,6 +45,12 @@ export interface Transport {
 /** A body this short after the part that was read is let through, so its connection can be reused; a longer one is cut off. */
 const bytesKeptForConnectionReuse = 64 * 1024
 
+/**
+ * How long the rest of a body may take to arrive once the check has its answer, counted once and never restarted:
+ * a page that drips its body must not keep its connection, and with it one of its site's few, for longer.
+ */
+const letThroughMillis = 1000
+
 /** Where the head of an HTML page ends, in either common spelling, from `from` on; -1 when not there. */
 const endOfHead = (bytes: Buffer, from: number): number => {
   const lower = bytes.indexOf("</head", from)
@@ -66,10 +72,6 @@ class Deadline {
   private readonly fire = () => {
     this.timer = undefined
     this.immediate = setImmediate(this.expire)
-  }
-  /** Starts the wait again from now (the timer must not have fired yet). */
-  refresh(): void {
-    this.timer?.refresh()
   }
   cancel(): void {
     if (this.timer !== undefined) clearTimeout(this.timer)
@@ -230,7 +232,6 @@ class Exchange implements Dispatcher.DispatchHandlers {
     if (this.settled) {
       this.bodyBytesLeftToLetThrough -= chunk.length
       if (this.bodyBytesLeftToLetThrough < 0) this.cutOff()
-      else this.bodyDeadline?.refresh()
       return true
     }
     const previous = this.received
@@ -277,7 +278,7 @@ class Exchange implements Dispatcher.DispatchHandlers {
   private startLettingThrough(): void {
     if (this.bodyBytesLeftToLetThrough <= 0) return this.cutOff()
     this.bodyDeadline?.cancel()
-    this.bodyDeadline = new Deadline(this.settings.responseTimeoutMillis, () => this.cutOff())
+    this.bodyDeadline = new Deadline(Math.min(letThroughMillis, this.settings.responseTimeoutMillis), () => this.cutOff())
   }
 
   private cutOff(): void {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Logger, LogLevel } from "effect"
 import { LinkInspector } from "../../../src/services/LinkInspector"
+import type { InspectorConfig } from "../../../src/services/LinkInspector"
 import { startFixtureFleet } from "../../fixtures/fleet"
 import type { FixtureFleet } from "../../fixtures/fleet"
 import { checkLink, expectEndUserSentences, expectSingleProblem, testConfig } from "./support"
@@ -232,4 +233,51 @@ describe("LinkInspector: internal failures", () => {
       expectSingleProblem(outcome, { status: "caution", summary: "Check failed", severity: "warning" })
       expect(outcome.warnings[0]).toMatch(/^We could not complete the check of this link/)
     }))
+})
+
+describe("LinkInspector: sites that take their time", () => {
+  const waitUntil = (done: () => boolean, millis: number) =>
+    Effect.promise(async () => {
+      const deadline = Date.now() + millis
+      while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+      return done()
+    })
+
+  /** One inspector for the whole test, so that its connections outlive each check. */
+  const withInspector = (config: Partial<InspectorConfig>) => Effect.provide(LinkInspector.layer(testConfig(fleet, config)))
+
+  for (const type of ["text", "html"]) {
+    it.live(`a page that drips its ${type} body keeps its connection no longer than the check needs`, () =>
+      Effect.gen(function*() {
+        const host = `drip-${type}.test:${fleet.httpPort}`
+        const inspector = yield* LinkInspector
+        const outcome = yield* inspector.inspect(`http://${host}/drip?every=100&type=${type}`, { background: false })
+        expect(outcome.status).toBe("ok")
+        // it would drip for ever; the checker lets the rest through for at most a second, then cuts it off
+        expect(fleet.requestsInProgress(host)).toBe(1)
+        expect(yield* waitUntil(() => fleet.requestsInProgress(host) === 0, 3_000)).toBe(true)
+      }).pipe(withInspector({})))
+  }
+
+  it.live("a check ends at its deadline, however its time went: slow redirects, then a slow page", () =>
+    Effect.gen(function*() {
+      const slowPage = `${fleet.http}/slow?ms=400&deadline`
+      const chain = `${fleet.http}/redirect/to?location=${encodeURIComponent(`${fleet.http}/redirect/to?location=${encodeURIComponent(slowPage)}`)}`
+      const outcome = yield* checkLink(fleet, chain, { config: { responseTimeout: "5 seconds", checkTimeout: "300 millis" } })
+      expectSingleProblem(outcome, { status: "broken", summary: "Website unavailable", severity: "error" })
+      expect(fleet.requestCount("/slow?ms=400&deadline")).toBe(1)
+    }))
+
+  it.live("waiting for one of the site's connections counts against the check's deadline", () =>
+    Effect.gen(function*() {
+      const host = `one-connection.test:${fleet.httpPort}`
+      const inspector = yield* LinkInspector
+      const holding = yield* Effect.fork(inspector.inspect(`http://${host}/slow?ms=5000&holding`, { background: false }))
+      yield* waitUntil(() => fleet.requestCount("/slow?ms=5000&holding") === 1, 2_000)
+      yield* Effect.sleep("400 millis")
+      // its connection frees when the first check's deadline ends it; it then needs 800 ms more than it has left
+      const waiting = yield* inspector.inspect(`http://${host}/slow?ms=800&waiting`, { background: false })
+      expectSingleProblem(waiting, { status: "broken", summary: "Website unavailable", severity: "error" })
+      expect((yield* holding).status).toBe("broken")
+    }).pipe(withInspector({ perHostConnections: 1, responseTimeout: "10 seconds", checkTimeout: "1 second" })))
 })
