@@ -10,7 +10,7 @@ import { createTestDatabase } from "@civicstack/kit/testing"
 import { startTcpProxy } from "@civicstack/kit/testing"
 import { startCli, stop, waitUntilReady } from "./serverProcess"
 import type { ServerProcess } from "./serverProcess"
-import { linkcheckCallerBootstrap, linkcheckFetch } from "./linkcheckCaller"
+import { LINKCHECK_TOKEN, linkcheckCallerBootstrap, linkcheckFetch } from "./linkcheckCaller"
 
 /** The link checking API's caller, ensured by each server these tests start. */
 let caller: Awaited<ReturnType<typeof linkcheckCallerBootstrap>>
@@ -106,6 +106,32 @@ const untilRequested = async (links: ReturnType<typeof linksOf>, atLeast: number
 }
 
 describe("link checking on the embedded database, as operators meet it", () => {
+  it("logs no webhook secret, token or URI query value, even at debug level", { timeout: 120_000 }, async () => {
+    const receiver = await startWebhookReceiver([400])
+    const server = await serve({ DATA_DIR: Path.join(scratch, "logs"), LOG_LEVEL: "debug" })
+    const secrets = ["uri-query-secret", "webhook-query-secret", "webhook-signing-secret-0123456789", "userinfo-secret", LINKCHECK_TOKEN]
+    try {
+      const id = await postBatch(server, {
+        uris: [`${fleet.http}/ok?session=uri-query-secret`, `http://someone:userinfo-secret@127.0.0.1:${fleet.refusedPort.split(":").at(-1)}/`],
+        webhook_uri: `${receiver.url}?key=webhook-query-secret`,
+        webhook_secret_token: "webhook-signing-secret-0123456789"
+      })
+      await waitForCompletion(server, id, 60_000)
+      const checked = await linkcheckFetch(`${server.url}/check?${new URLSearchParams({ uri: `${fleet.http}/ok?token=uri-query-secret`, synchronous: "true" })}`)
+      expect(checked.status).toBe(200)
+      await receiver.waitFor(1)
+      // the receiver refused it: the sender logs that, naming the webhook's URI
+      for (let waited = 0; waited < 50 && !server.output().includes("Webhook refused"); waited++) await pause(100)
+    } finally {
+      await stop(server)
+      await receiver.close()
+    }
+    const output = server.output()
+    expect(output).toContain("Webhook refused")
+    expect(output).toContain("Sent HTTP response")
+    for (const secret of secrets) expect(output, secret).not.toContain(secret)
+  })
+
   it("after kill -9 in the middle of a batch, the restarted server finishes it at once and sends exactly one webhook", { timeout: 180_000 }, async () => {
     const dataDir = Path.join(scratch, "killed")
     const receiver = await startWebhookReceiver()
