@@ -29,8 +29,11 @@ export const Timestamp = Schema.transformOrFail(Schema.String, Schema.DateFromSe
   strict: true,
   decode: (text, _, ast) => {
     const date = ISO_8601.test(text) ? new Date(text) : new Date(Number.NaN)
-    return Number.isNaN(date.getTime())
-      ? ParseResult.fail(new ParseResult.Type(ast, text, "must be an ISO 8601 date and time"))
+    if (Number.isNaN(date.getTime())) return ParseResult.fail(new ParseResult.Type(ast, text, "must be an ISO 8601 date and time"))
+    // outside these years databases differ (PostgreSQL has no year 0) and no content change belongs
+    const year = date.getUTCFullYear()
+    return year < 1000 || year > 9999
+      ? ParseResult.fail(new ParseResult.Type(ast, text, "must be a date between the years 1000 and 9999"))
       : ParseResult.succeed(date)
   },
   encode: (date) => ParseResult.succeed(date.toISOString())

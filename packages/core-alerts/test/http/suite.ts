@@ -294,7 +294,9 @@ export const alertsHttpSuite = (name: string, backend: ServiceBackend) =>
               422,
               ["urgent", "tags.format", "priority"]
             )
-            yield* expectRefused(() => post(send, "/notifications", { title: "T", public_updated_at: "yesterday" }), 422, ["public_updated_at"])
+            for (const public_updated_at of ["yesterday", "0000-01-01T00:00:00Z", "0999-12-31T23:59:59Z", "+010000-01-01T00:00:00Z"]) {
+              yield* expectRefused(() => post(send, "/notifications", { title: "T", public_updated_at }), 422, ["public_updated_at"])
+            }
             for (const base_path of ["@evil.example/login", "//evil.example/x", "/a)[b](https://evil.example"]) {
               yield* expectRefused(() => post(send, "/notifications", { title: "T", base_path }), 422, ["base_path"])
             }
