@@ -80,6 +80,18 @@ describe("the email alert API in the reference server", () => {
       "the auth-token email"
     )
     expect(message!.text).toMatch(/http:\/\/localhost:3000\/email\/manage\?from=alert&token=[\w-]+\.[\w-]+\.[\w-]+/)
+
+    // a flood for one address: four more are sent, then 429 with Retry-After, and no more emails
+    const flood = await Promise.all(Array.from({ length: 40 }, () =>
+      alertsFetch(`${server.url}/subscribers/auth-token`, { body: { address: "reader@example.org", destination: "/email/manage" } })
+    ))
+    const statuses = flood.map((response) => response.status)
+    expect(statuses.filter((status) => status === 201).length).toBeLessThanOrEqual(4)
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(36)
+    expect(Number(flood.find((response) => response.status === 429)!.headers.get("retry-after"))).toBeGreaterThan(3000)
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const confirmations = (await outbox()).filter((each) => each.to === "reader@example.org" && each.subject === "Confirm your email address")
+    expect(confirmations.length).toBeLessThanOrEqual(5)
   })
 
   it("answers malformed requests 4xx in the envelope, never 500", async () => {

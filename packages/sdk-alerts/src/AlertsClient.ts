@@ -23,6 +23,7 @@ import {
   type SubscriptionDetails,
   type SubscriptionNotFound,
   type SubscriptionWithList,
+  type TooManyAuthTokens,
   type Unauthenticated,
   type UnprocessableEntity
 } from "@civicstack/core-alerts/api"
@@ -165,7 +166,9 @@ export interface AlertsClientService {
   /** `POST /unsubscribe/{id}`. */
   readonly unsubscribe: (id: string) => Effect.Effect<void, SubscriptionNotFound | CallFailure>
   /** `POST /subscribers/auth-token`: emails the subscriber a link to `destination` carrying a sign-in token. */
-  readonly sendAuthToken: (request: AuthTokenRequest) => Effect.Effect<Subscriber, SubscriberNotFound | CallFailure>
+  readonly sendAuthToken: (
+    request: AuthTokenRequest
+  ) => Effect.Effect<Subscriber, SubscriberNotFound | TooManyAuthTokens | CallFailure>
   /** `GET /healthcheck` (open: needs no token). */
   readonly health: () => Effect.Effect<Healthcheck, AlertsClientError>
 }

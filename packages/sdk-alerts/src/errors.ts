@@ -5,6 +5,7 @@ import {
   SubscriberListNotFoundResponse,
   SubscriberNotFoundResponse,
   SubscriptionNotFoundResponse,
+  TooManyAuthTokensResponse,
   UnauthenticatedResponse,
   UnprocessableEntityResponse
 } from "@civicstack/core-alerts/api"
@@ -136,6 +137,16 @@ export class ContentChangeAlreadyReceivedError extends AlertsApiError {
   }
 }
 
+/** 429: the address was sent as many auth-token emails as it may be within the hour; nothing was sent. */
+export class TooManyAuthTokensError extends AlertsApiError {
+  static readonly status = statusOf(TooManyAuthTokensResponse)
+  override readonly name = "TooManyAuthTokensError"
+  readonly tag = "TooManyAuthTokens"
+  constructor(envelope: ErrorEnvelope, options?: ErrorOptions) {
+    super(TooManyAuthTokensError.status, envelope, options)
+  }
+}
+
 type RefusalClass = new(envelope: ErrorEnvelope, options?: ErrorOptions) => AlertsApiError
 
 const refusalClasses: Readonly<Record<string, RefusalClass>> = {
@@ -146,7 +157,8 @@ const refusalClasses: Readonly<Record<string, RefusalClass>> = {
   SubscriberListNotFound: SubscriberListNotFoundError,
   SubscriberNotFound: SubscriberNotFoundError,
   SubscriptionNotFound: SubscriptionNotFoundError,
-  ContentChangeAlreadyReceived: ContentChangeAlreadyReceivedError
+  ContentChangeAlreadyReceived: ContentChangeAlreadyReceivedError,
+  TooManyAuthTokens: TooManyAuthTokensError
 }
 
 const isEnvelope = (value: unknown): value is ErrorEnvelope & { readonly _tag: string } =>

@@ -17,6 +17,7 @@ export {
   SubscriptionNotFound,
   SubscriptionSource,
   SubscriptionWithList,
+  TooManyAuthTokens,
   Unauthenticated,
   UnprocessableEntity
 } from "@civicstack/core-alerts/api"
@@ -49,6 +50,7 @@ export {
   InvalidRequestError,
   SubscriberListNotFoundError,
   SubscriberNotFoundError,
+  TooManyAuthTokensError,
   SubscriptionNotFoundError,
   UnauthenticatedError,
   UnprocessableEntityError

@@ -11,6 +11,7 @@ import {
   InvalidRequestResponse,
   SubscriberListNotFoundResponse,
   SubscriberNotFoundResponse,
+  TooManyAuthTokensResponse,
   SubscriptionNotFoundResponse,
   UnprocessableEntityResponse
 } from "./errors"
@@ -157,6 +158,7 @@ export class AlertsGroup extends HttpApiGroup.make("alerts")
       .setPayload(AuthTokenBody)
       .addSuccess(json(SubscriberResponse), { status: 201 })
       .addError(SubscriberNotFoundResponse)
+      .addError(TooManyAuthTokensResponse)
   )
   .addError(InvalidRequestResponse)
   .addError(UnprocessableEntityResponse)

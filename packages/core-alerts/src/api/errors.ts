@@ -32,6 +32,13 @@ export class ContentChangeAlreadyReceived
   })
 {}
 
+/** 429: this address was sent as many auth-token emails as it may be within the hour; nothing was sent. */
+export class TooManyAuthTokens extends Schema.TaggedError<TooManyAuthTokens>()("TooManyAuthTokens", {
+  error: Schema.String,
+  /** Seconds until another may be sent, as the answer's `Retry-After` header says; not in the body. */
+  retryAfterSeconds: Schema.optional(Schema.Number)
+}) {}
+
 /** A refusal whose body is always the one `message`. */
 const withMessage = <const Message extends string, Self>(message: Message, errorClass: Schema.Schema<Self, any>, status: number) =>
   errorAnswer(errorClass, { error: Schema.Literal(message) }, status)
@@ -44,6 +51,7 @@ export const SubscriberListNotFoundResponse = withMessage(
   404
 )
 export const SubscriberNotFoundResponse = withMessage("Could not find the subscriber", SubscriberNotFound, 404)
+export const TooManyAuthTokensResponse = errorAnswer(TooManyAuthTokens, { error: Schema.String }, 429)
 export const SubscriptionNotFoundResponse = withMessage("Could not find the subscription", SubscriptionNotFound, 404)
 export const ContentChangeAlreadyReceivedResponse = withMessage(
   "Content change already received",

@@ -1,6 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type * as HttpApi from "@effect/platform/HttpApi"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Layer, Schema } from "effect"
 import type { AlertsGroup, AlertsHealthGroup } from "../api/AlertsApi"
 import { InvalidRequest, refusalOf } from "../api/errors"
@@ -135,6 +136,11 @@ export const alertsHandlers = <ApiId extends string, E, R>(
                 alerts.sendAuthToken({ address: body.address, destination: body.destination, redirect: body.redirect })
               ),
               Effect.map((subscriber) => ({ subscriber: subscriberToWire(subscriber) })),
+              Effect.catchTag("TooManyAuthTokens", ({ error, retryAfterSeconds }) =>
+                Effect.succeed(HttpServerResponse.unsafeJson({ error }, {
+                  status: 429,
+                  headers: { "retry-after": String(retryAfterSeconds) }
+                }))),
               Effect.catchTag("StoreError", Effect.die)
             ))
       })),

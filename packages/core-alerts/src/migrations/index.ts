@@ -1,6 +1,7 @@
 import { migrateSchema } from "@civicstack/kit"
 import { createAlertsTables } from "./createAlertsTables"
 import { createEmailTables } from "./createEmailTables"
+import { indexSingleEmails } from "./indexSingleEmails"
 import { subscriptionIdsOnEmails } from "./subscriptionIdsOnEmails"
 import { unlinkEmailSubscriptions } from "./unlinkEmailSubscriptions"
 
@@ -12,6 +13,7 @@ export const migrate = migrateSchema({
     "1_create_alerts": createAlertsTables,
     "2_create_emails": createEmailTables,
     "3_unlink_email_subscriptions": unlinkEmailSubscriptions,
-    "4_subscription_ids_on_emails": subscriptionIdsOnEmails
+    "4_subscription_ids_on_emails": subscriptionIdsOnEmails,
+    "5_index_single_emails": indexSingleEmails
   }
 })

@@ -6,6 +6,7 @@ import {
   SubscriberListNotFound,
   SubscriberNotFound,
   SubscriptionNotFound,
+  TooManyAuthTokens,
   UnprocessableEntity
 } from "../api/errors"
 import { isSitePath, SITE_PATH_PROBLEM } from "../api/requests"
@@ -21,7 +22,7 @@ import type { Frequency, NewNotification, Notification, Subscriber, SubscriberLi
 import type { Thresholds } from "../settings"
 import type { SubscriptionDetails, SubscriptionWithList } from "../storage/AlertsStore"
 import { AlertsParts } from "./AlertsParts"
-import { authTokenEmail, authTokenLink, signAuthToken } from "./authToken"
+import { AUTH_TOKEN_SUBJECT, authTokenEmail, authTokenLink, signAuthToken } from "./authToken"
 
 export interface ListRequest {
   readonly title: string
@@ -225,10 +226,21 @@ const make = Effect.gen(function*() {
           .map(([field]) => [field, SITE_PATH_PROBLEM])
       )
       if (Object.keys(badPaths).length > 0) return yield* refused(badPaths)
+      const { perAddress, window } = settings.authTokenLimit
       return yield* store.transaction(Effect.gen(function*() {
         const found = yield* Effect.flatMap(store.subscriberByAddress(checked), orFail(subscriberNotFound))
+        // requests for one address count one after another, each seeing the emails of those before it
+        yield* store.lockSubscriber(found.id)
+        const at = yield* Clock.currentTimeMillis
+        const recent = yield* emails.queuedSince(found.address, AUTH_TOKEN_SUBJECT, new Date(at - Duration.toMillis(window)))
+        if (recent.count >= perAddress && recent.oldest !== null) {
+          return yield* new TooManyAuthTokens({
+            error: `This address was sent ${perAddress} emails to confirm it within ${Duration.format(window)}; try again later`,
+            retryAfterSeconds: Math.max(1, Math.ceil((recent.oldest.getTime() + Duration.toMillis(window) - at) / 1000))
+          })
+        }
         const subscriber = Option.getOrElse(yield* store.reactivateSubscriber(found.id), () => found)
-        const issuedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+        const issuedAt = Math.floor(at / 1000)
         const token = yield* Effect.promise(() =>
           signAuthToken(
             { subscriberId: subscriber.id, redirect: redirect ?? null, issuer: settings.authTokenIssuer, issuedAt },
@@ -328,11 +340,11 @@ export class Alerts extends Context.Tag("@civicstack/core-alerts/Alerts")<Alerts
 
   /**
    * Reactivates the subscriber with this address and queues an email with a link to `destination` carrying a JWT,
-   * both in one transaction.
+   * both in one transaction; refused when the address was sent `authTokenLimit.perAddress` of them lately.
    */
   readonly sendAuthToken: (
     request: AuthTokenRequest
-  ) => Effect.Effect<Subscriber, SubscriberNotFound | UnprocessableEntity | StoreError>
+  ) => Effect.Effect<Subscriber, SubscriberNotFound | UnprocessableEntity | TooManyAuthTokens | StoreError>
 
   readonly health: Effect.Effect<Health, StoreError>
   /** The figures `health` grades: emails and email-making jobs waiting, and how long the oldest email has waited. */

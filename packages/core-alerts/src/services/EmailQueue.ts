@@ -23,6 +23,12 @@ const EMAIL_MAKING_QUEUES: ReadonlySet<string> = new Set([fanOutJob.queue, diges
  */
 export class EmailQueue extends Context.Tag("@civicstack/core-alerts/EmailQueue")<EmailQueue, {
   readonly queue: (email: SingleEmail) => Effect.Effect<void, StoreError>
+  /** The emails of this subject queued to `address` after `since`: how many, and when the oldest was. */
+  readonly queuedSince: (
+    address: string,
+    subject: string,
+    since: Date
+  ) => Effect.Effect<{ readonly count: number; readonly oldest: Date | null }, StoreError>
   readonly figures: Effect.Effect<QueueFigures, StoreError>
 }>() {
   /**
@@ -44,6 +50,7 @@ export class EmailQueue extends Context.Tag("@civicstack/core-alerts/EmailQueue"
       )
       return {
         queue: (email) => Effect.asVoid(emails.queueEmail(email)),
+        queuedSince: emails.singleEmailsSince,
         figures: Effect.map(
           Effect.all([emails.figures, jobsWaiting]),
           ([figures, jobCount]) => ({

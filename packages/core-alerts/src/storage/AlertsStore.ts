@@ -126,6 +126,11 @@ export class AlertsStore extends Context.Tag("@civicstack/core-alerts/AlertsStor
   ) => Effect.Effect<Option.Option<Subscriber>, StoreError>
   /** Clears `deactivatedAt` (a subscriber who was active is returned as it was). `None` for an unknown subscriber. */
   readonly reactivateSubscriber: (id: number) => Effect.Effect<Option.Option<Subscriber>, StoreError>
+  /**
+   * Inside a `transaction`, makes other transactions that lock the same subscriber wait until this one ends: for
+   * decisions that read what those would write (how many emails the address was sent).
+   */
+  readonly lockSubscriber: (id: number) => Effect.Effect<void, StoreError>
 
   /**
    * Keeps one active subscription per subscriber and list: creates it, keeps it, or replaces it when the frequency

@@ -93,6 +93,12 @@ export class EmailStore extends Context.Tag("@civicstack/core-alerts/EmailStore"
   readonly fanOutChunk: (chunk: FanOutChunk) => Effect.Effect<number, StoreError>
   /** A pending email about no subscription; returns its id. */
   readonly queueEmail: (email: SingleEmail) => Effect.Effect<string, StoreError>
+  /** How many emails about no subscription with this subject were queued to `address` after `since`, and the oldest's time. */
+  readonly singleEmailsSince: (
+    address: string,
+    subject: string,
+    since: Date
+  ) => Effect.Effect<{ readonly count: number; readonly oldest: Date | null }, StoreError>
   /**
    * Leases up to `limit` emails that are due (pending and past their next attempt, or sending with an expired lease),
    * oldest due first, counting an attempt for each.

@@ -198,7 +198,7 @@ describe("AlertsApi", () => {
       "POST /content-changes 202,400,401,403,409,422",
       "POST /notifications 202,400,401,403,409,422",
       "POST /subscriber-lists 200,201,400,401,403,422",
-      "POST /subscribers/auth-token 201,400,401,403,404,422",
+      "POST /subscribers/auth-token 201,400,401,403,404,422,429",
       "POST /subscriptions 200,201,400,401,403,404,422",
       "POST /unsubscribe/{id} 204,400,401,403,404,422"
     ])

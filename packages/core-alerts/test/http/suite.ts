@@ -20,6 +20,7 @@ const SETTINGS: Partial<AlertsSettings> = {
 interface Answer {
   readonly status: number
   readonly contentType: string | null
+  readonly retryAfter: string | null
   readonly text: string
   // answers are checked field by field; `any` keeps those assertions readable
   readonly body: any
@@ -42,7 +43,13 @@ const sender = (url: string): Send => (method, path, body) =>
     } catch {
       parsed = undefined
     }
-    return { status: response.status, contentType: response.headers.get("content-type"), text, body: parsed }
+    return {
+      status: response.status,
+      contentType: response.headers.get("content-type"),
+      retryAfter: response.headers.get("retry-after"),
+      text,
+      body: parsed
+    }
   })
 
 const post = (send: Send, path: string, body?: unknown) => send("POST", path, body)
@@ -600,6 +607,31 @@ export const alertsHttpSuite = (name: string, backend: ServiceBackend) =>
               jwtVerify(new URL(link!).searchParams.get("token")!, new TextEncoder().encode(SECRET), { currentDate: NOW })
             )
             expect(payload["data"]).toEqual({ subscriber_id: 1, redirect: null })
+          })
+        ))
+
+      it.effect("POST /subscribers/auth-token: 5 emails an hour to one address, then 429 with Retry-After and nothing sent", () =>
+        served((send) =>
+          Effect.gen(function*() {
+            yield* post(send, "/subscriber-lists", GUIDES)
+            yield* subscribed(send, "ann@example.org", 1)
+            yield* subscribed(send, "bob@example.org", 1)
+            const ask = (address: string) => post(send, "/subscribers/auth-token", { address, destination: "/manage" })
+            for (let request = 0; request < 5; request++) {
+              expect((yield* ask("ann@example.org")).status).toBe(201)
+              yield* TestClock.adjust("1 minute")
+            }
+            // a refusal does not reactivate a deactivated subscriber
+            expect((yield* send("DELETE", "/subscribers/1")).status).toBe(204)
+            const before = yield* snapshot
+            const refused = yield* ask("ANN@example.org")
+            expect(refused.status).toBe(429)
+            expect(refused.retryAfter).toBe(String(55 * 60))
+            expect(refused.body).toEqual({ error: expect.stringContaining("try again later") })
+            expect(yield* snapshot).toEqual(before)
+            expect((yield* ask("bob@example.org")).status).toBe(201)
+            yield* TestClock.adjust("55 minutes")
+            expect((yield* ask("ann@example.org")).status).toBe(201)
           })
         ))
 

@@ -36,6 +36,7 @@ const failingJobQueue = Layer.effect(
 
 const failingEmailQueue = Layer.succeed(EmailQueue, {
   queue: () => (failures.email ? Effect.fail(new StoreError({ message: "email queue failed (test)" })) : Effect.void),
+  queuedSince: () => Effect.succeed({ count: 0, oldest: null }),
   figures: Effect.succeed({ size: 0, oldestImmediatePendingSince: null })
 })
 

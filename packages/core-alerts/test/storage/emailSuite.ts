@@ -343,6 +343,21 @@ export const emailStoreSuite = (
         expect(yield* emails.figures).toEqual({ waiting: 1, oldestImmediatePendingSince: at(10) })
       }))
 
+      test("counts the single emails of a subject sent to an address lately, whatever became of them", Effect.gen(function*() {
+        const emails = yield* EmailStore
+        expect(yield* emails.singleEmailsSince("a@example.com", "Confirm", at(-1))).toEqual({ count: 0, oldest: null })
+        yield* singleEmail("a@example.com")
+        yield* clockAt(10)
+        yield* singleEmail("a@example.com")
+        yield* singleEmail("b@example.com")
+        yield* emails.queueEmail({ address: "a@example.com", subject: "Other", body: "x" })
+        const [first] = yield* emails.claim(1, lease)
+        yield* emails.markSent(first!)
+        expect(yield* emails.singleEmailsSince("a@example.com", "Confirm", at(-1))).toEqual({ count: 2, oldest: at(0) })
+        expect(yield* emails.singleEmailsSince("a@example.com", "Confirm", at(0))).toEqual({ count: 1, oldest: at(10) })
+        expect(yield* emails.singleEmailsSince("c@example.com", "Confirm", at(-1))).toEqual({ count: 0, oldest: null })
+      }))
+
       test("status figures count emails by status and date the oldest pending one, digests included", Effect.gen(function*() {
         const emails = yield* EmailStore
         const none = { pending: 0, sending: 0, sent: 0, failed: 0 }

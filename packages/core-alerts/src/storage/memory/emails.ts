@@ -137,6 +137,15 @@ const makeMemoryEmailStore = Effect.gen(function*() {
         emails.set(row.id, row)
         return row.id
       }),
+    singleEmailsSince: (address, subject, since) =>
+      Effect.sync(() => {
+        const found = [...emails.values()].filter((row) =>
+          row.address === address && row.subject === subject && row.createdAt > since && row.notificationId === null &&
+          row.digestRunId === null
+        )
+        const oldest = found.reduce<Date | null>((min, row) => (min === null || row.createdAt < min ? row.createdAt : min), null)
+        return { count: found.length, oldest }
+      }),
     claim: (limit, lease) =>
       atNow((at) => {
         const until = new Date(at.getTime() + Duration.toMillis(lease))

@@ -177,6 +177,8 @@ const makeMemoryStore = (): Store => {
         }
         return Option.some(deactivate(subscriber, at))
       }),
+    // the memory store is for tests and scripts of one process: it does not keep concurrent transactions apart
+    lockSubscriber: () => Effect.void,
     reactivateSubscriber: (id) =>
       modifySubscriber(id, (subscriber, at) =>
         subscriber.deactivatedAt === null ? subscriber : { ...subscriber, deactivatedAt: null, updatedAt: at }),

@@ -302,6 +302,15 @@ const makeSqlEmailStore = Effect.gen(function*() {
         )
       }),
 
+    singleEmailsSince: (address, subject, since) =>
+      Effect.map(
+        rows("singleEmailsSince", FiguresRow, sql`
+          SELECT count(*) AS waiting, min(created_at) AS oldest FROM alerts.emails
+          WHERE address = ${address} AND subject = ${subject} AND created_at > ${iso(since)}::timestamptz
+            AND notification_id IS NULL AND digest_run_id IS NULL`),
+        (found) => ({ count: found[0]?.waiting ?? 0, oldest: found[0]?.oldest ?? null })
+      ),
+
     claim: (limit, lease) =>
       Effect.flatMap(now, (at) => {
         const until = iso(new Date(at.getTime() + Duration.toMillis(lease)))

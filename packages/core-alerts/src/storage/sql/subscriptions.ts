@@ -391,6 +391,10 @@ const makeSqlStore = (options: SqlStoreOptions) => Effect.gen(function*() {
           )
           SELECT * FROM deactivated`)
       }),
+    lockSubscriber: (id) =>
+      isRowId(id)
+        ? Effect.asVoid(Effect.mapError(sql`SELECT id FROM alerts.subscribers WHERE id = ${id} FOR UPDATE`, storeError("lockSubscriber")))
+        : Effect.void,
     reactivateSubscriber: (id) =>
       Effect.gen(function*() {
         if (!isRowId(id)) return Option.none()
