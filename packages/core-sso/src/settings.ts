@@ -28,7 +28,9 @@ export interface SsoSettings {
   /**
    * Wrong passwords per address, and per account from one address, within `window`; per account, `lockAfter` in a row
    * from anywhere lock it for `lockFor`, which later attempts do not extend. Wrong two-step codes count in the same
-   * row and lock it at `lockAfterWrongCodes`; the code must come within `secondStepWithin` of the password.
+   * row and lock it at `lockAfterWrongCodes`; the code must come within `secondStepWithin` of the password. Turning
+   * on two-step verification asks for the password again unless the session signed in within `recentFor`, so that
+   * whoever holds an older session cannot tie the account to an authenticator of their own.
    */
   readonly signIn: {
     readonly perAddress: number
@@ -38,6 +40,7 @@ export interface SsoSettings {
     readonly lockFor: Duration.Duration
     readonly lockAfterWrongCodes: number
     readonly secondStepWithin: Duration.Duration
+    readonly recentFor: Duration.Duration
   }
   /**
    * The one-time links sent by email: how long an invitation's and a password reset's work, and how many resets may
@@ -93,7 +96,7 @@ export const defaultSsoSettings: SsoSettings = {
   apiTokenLifetime: Duration.days(730),
   clientAuthentication: { perClient: 10, perAddress: 30, window: Duration.minutes(10) },
   signIn: { perAddress: 30, perAccountAndAddress: 5, window: Duration.minutes(10), lockAfter: 6, lockFor: Duration.hours(1),
-    lockAfterWrongCodes: 10, secondStepWithin: Duration.minutes(10) },
+    lockAfterWrongCodes: 10, secondStepWithin: Duration.minutes(10), recentFor: Duration.minutes(10) },
   emailLinks: { invitationLifetime: Duration.days(7), passwordResetLifetime: Duration.hours(2), resetsPerAddress: 10,
     resetsPerEmail: 3, window: Duration.hours(1) },
   sessionIdleTimeout: Duration.minutes(30),

@@ -1,9 +1,9 @@
-import { clientAddressOf } from "@civicstack/kit"
+import { clientAddressOf, now } from "@civicstack/kit"
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect, Either, Option } from "effect"
+import { Duration, Effect, Either, Option } from "effect"
 import QRCode from "qrcode"
 import type { SsoGroups } from "../api/SsoApi"
 import { Authorization } from "../services/Authorization"
@@ -162,6 +162,10 @@ export const browserHandlers = <ApiId extends string, E, R>(
           )
         })
 
+      /** The session's sign-in is older than `signIn.recentFor`: a change that ties the account to a device asks for the password. */
+      const signedInLongAgo = ({ session }: CurrentSession) =>
+        Effect.map(now, (at) => at.getTime() - session.authTime.getTime() > Duration.toMillis(settings.signIn.recentFor))
+
       const setUpPage = (
         signedIn: CurrentSession,
         options: { readonly returnTo: string | undefined; readonly status?: number; readonly problem?: string }
@@ -179,6 +183,7 @@ export const browserHandlers = <ApiId extends string, E, R>(
               required={yield* twoStep.required(signedIn.user)}
               secret={begun.right.secret}
               qrSvg={yield* qrCodeSvg(begun.right.uri)}
+              askPassword={yield* signedInLongAgo(signedIn)}
               {...(options.problem === undefined ? {} : { problem: options.problem })}
             />,
             options.status ?? 200
@@ -385,6 +390,22 @@ export const browserHandlers = <ApiId extends string, E, R>(
               }
               const fields = form.value
               const returnTo = safeReturnTo(fields["return_to"])
+              if (yield* signedInLongAgo(signedIn)) {
+                const passwordChecked = yield* Effect.either(signIn.confirmPassword({
+                  user: signedIn.user,
+                  password: fields["password"] ?? "",
+                  address: clientAddress(request, addressOf)
+                }))
+                if (Either.isLeft(passwordChecked)) {
+                  const refusal = passwordChecked.left
+                  if (refusal._tag === "SignInThrottled") {
+                    const page = yield* setUpPage(signedIn, { returnTo, status: 429, problem: throttledMessage(refusal.retryAfterSeconds) })
+                    return throttledPage(page, refusal.retryAfterSeconds)
+                  }
+                  if (refusal._tag === "SignInRefused") return yield* setUpPage(signedIn, { returnTo, status: 401, problem: refusal.message })
+                  return yield* Effect.fail(refusal)
+                }
+              }
               const confirmed = yield* Effect.either(
                 twoStep.confirm(signedIn.user, fields["code"] ?? "", signedIn.session.idHash)
               )

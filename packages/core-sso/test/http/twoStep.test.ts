@@ -1,4 +1,6 @@
+import { Duration } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { defaultSsoSettings } from "../../src/settings"
 import { totpCode } from "../../src/domain/twoStep"
 import { formToken, makeBrowser } from "../fixtures/browser"
 import { CLIENT_ID, CLIENT_SECRET, PASSWORD, publisherFlow, REDIRECT_URI } from "../fixtures/publisherFlow"
@@ -11,6 +13,8 @@ let server: SsoHost
 
 beforeAll(async () => {
   server = await startSsoHost({
+    // every sign-in counts as long ago: turning on two-step verification asks for the password
+    settings: { signIn: { ...defaultSsoSettings.signIn, recentFor: Duration.zero } },
     bootstrap: {
       applications: [{
         name: "Publisher",
@@ -94,7 +98,7 @@ describe("the second step over HTTP", () => {
     expect(elsewhere.headers.get("location")).toBe("/")
   })
 
-  it("the set-up form needs its CSRF token: a forged one turns nothing on", async () => {
+  it("the set-up form needs its CSRF token, and the password of a session signed in a while ago: else nothing turns on", async () => {
     const browser = makeBrowser(server.url)
     const page = await browser.get("/users/sign_in")
     const signedIn = await browser.follow(await browser.postForm("/users/sign_in", {
@@ -111,7 +115,22 @@ describe("the second step over HTTP", () => {
     })
     expect(forged.status).toBe(403)
     expect(await (await browser.get("/account")).text()).toContain("Two-step verification is off")
-    const turnedOn = await browser.postForm("/account/two_step", { authenticity_token: formToken(setUp), code: totpCode(secret, Date.now()) })
+    // a session that signed in a while ago must give the password too, so a stolen one cannot tie the account to its device
+    expect(setUp).toContain(`name="password"`)
+    for (const password of [undefined, "not the password"]) {
+      const withoutPassword = await browser.postForm("/account/two_step", {
+        authenticity_token: formToken(setUp),
+        code: totpCode(secret, Date.now()),
+        ...(password === undefined ? {} : { password })
+      })
+      expect(withoutPassword.status).toBe(401)
+      expect(await (await browser.get("/account")).text()).toContain("Two-step verification is off")
+    }
+    const turnedOn = await browser.postForm("/account/two_step", {
+      authenticity_token: formToken(setUp),
+      password: PASSWORD,
+      code: totpCode(secret, Date.now())
+    })
     expect(turnedOn.status).toBe(200)
     expect(turnedOn.headers.get("cache-control")).toBe("no-store")
     expect((await turnedOn.text()).match(/<li><code>[a-z2-9-]{19}<\/code><\/li>/g)).toHaveLength(10)

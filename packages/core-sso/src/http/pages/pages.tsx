@@ -201,6 +201,8 @@ export const TwoStepSetUpPage = (props: {
   readonly required: boolean
   readonly secret: string
   readonly qrSvg: string
+  /** The session signed in a while ago: the password is asked for again. */
+  readonly askPassword: boolean
   readonly problem?: string
 }) => (
   <Layout title="Set up two-step verification">
@@ -219,6 +221,14 @@ export const TwoStepSetUpPage = (props: {
     <form method="post" action="/account/two_step">
       <input type="hidden" name="authenticity_token" value={props.csrfToken} />
       <ReturnTo returnTo={props.returnTo} />
+      {props.askPassword
+        ? (
+          <>
+            <label for="password">Your password</label>
+            <input id="password" name="password" type="password" autocomplete="current-password" required />
+          </>
+        )
+        : null}
       <label for="code">Code from your authenticator app</label>
       <input id="code" name="code" type="text" inputMode="numeric" autocomplete="one-time-code" required />
       <button type="submit">Turn on two-step verification</button>
