@@ -24,7 +24,8 @@ export const pgListen = (url: Redacted.Redacted<string>) => (channel: string): S
           },
           catch: (cause) => new SqlError({ cause, message: "Failed to connect to listen" })
         }),
-        (client) => Effect.promise(() => client.end().catch(() => undefined)).pipe(Effect.timeoutOption(1000))
+        // a release runs uninterruptibly: the end of a connection that hangs is given up on after a second
+        (client) => Effect.promise(() => client.end().catch(() => undefined)).pipe(Effect.interruptible, Effect.timeoutOption(1000))
       )
       const broken = (cause: unknown) => emit.fail(new SqlError({ cause, message: "The listening connection broke" }))
       client.on("error", broken)

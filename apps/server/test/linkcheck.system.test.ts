@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import * as Fs from "node:fs/promises"
+import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -106,6 +107,42 @@ const untilRequested = async (links: ReturnType<typeof linksOf>, atLeast: number
 }
 
 describe("link checking on the embedded database, as operators meet it", () => {
+  it("answers a multipart upload that never ends with 415 at once, and SIGTERM during it exits within the grace period", { timeout: 90_000 }, async () => {
+    const server = await serve({ DATA_DIR: Path.join(scratch, "upload"), SHUTDOWN_GRACE_SECONDS: "3" })
+    const { port } = new URL(server.url)
+    const socket = Net.connect(Number(port), "127.0.0.1")
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()))
+    let answer = ""
+    socket.on("data", (chunk: Buffer) => {
+      answer += chunk.toString("latin1")
+    })
+    socket.on("error", () => undefined)
+    const sentAt = Date.now()
+    socket.write([
+      "POST /batch HTTP/1.1",
+      `Host: 127.0.0.1:${port}`,
+      `Authorization: Bearer ${LINKCHECK_TOKEN}`,
+      "Content-Type: multipart/form-data; boundary=x",
+      "Content-Length: 100000000",
+      "",
+      "--x\r\nContent-Disposition: form-data; name=\"uris\"\r\n\r\n"
+    ].join("\r\n"))
+    // the client keeps sending, a little at a time, as a slow upload would
+    const drip = setInterval(() => socket.write("https://example.org/\n"), 100)
+    try {
+      // at once, not after the body: a generous bound on a loaded machine, where a hang would last for ever
+      while (!answer.includes("\r\n\r\n") && Date.now() - sentAt < 5_000) await pause(20)
+      expect(answer).toMatch(/^HTTP\/1\.1 415 /)
+      expect(Date.now() - sentAt).toBeLessThan(3_000)
+      const stoppedAt = Date.now()
+      expect(await stop(server)).toBe(0)
+      expect(Date.now() - stoppedAt).toBeLessThan(3_000 + 2_000)
+    } finally {
+      clearInterval(drip)
+      socket.destroy()
+    }
+  })
+
   it("logs no webhook secret, token or URI query value, even at debug level", { timeout: 120_000 }, async () => {
     const receiver = await startWebhookReceiver([400])
     const server = await serve({ DATA_DIR: Path.join(scratch, "logs"), LOG_LEVEL: "debug" })

@@ -114,7 +114,9 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         yield* draining.begin
-        const closed = yield* Deferred.await(allClosed).pipe(
+        // a finaliser runs uninterruptibly: without `interruptible` the timeout could not stop the wait, and a
+        // connection that never ends (an upload dripping its body) would hold the shutdown for ever
+        const closed = yield* Effect.interruptible(Deferred.await(allClosed)).pipe(
           Effect.timeoutOption(Duration.seconds(config.shutdownGraceSeconds))
         )
         if (Option.isNone(closed)) server.closeAllConnections()

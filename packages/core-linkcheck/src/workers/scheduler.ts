@@ -363,7 +363,8 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     /** At shutdown: every result not written yet, tried for the grace period. */
     const recordRemaining = Effect.gen(function*() {
       unwritten.push(...(yield* Queue.takeAll(results)))
-      const written = yield* writeAll.pipe(Effect.timeoutOption(settings.shutdownGracePeriod))
+      // `drain` runs uninterruptibly (in `ensuring`): only an interruptible wait can be cut short by the timeout
+      const written = yield* writeAll.pipe(Effect.interruptible, Effect.timeoutOption(settings.shutdownGracePeriod))
       if (Option.isNone(written)) {
         yield* Effect.logError("Link check results could not be recorded before shutdown; those checks run again").pipe(
           Effect.annotateLogs({ results: unwritten.length })
@@ -379,7 +380,10 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       if (unstarted.length > 0) yield* store.releaseClaims(workerId, unstarted).pipe(Effect.ignoreLogged)
       if (running.size > 0) {
         yield* Effect.logInfo("Link checks finishing before shutdown").pipe(Effect.annotateLogs({ running: running.size }))
-        const allDone = yield* FiberSet.awaitEmpty(checks).pipe(Effect.timeoutOption(settings.shutdownGracePeriod))
+        const allDone = yield* FiberSet.awaitEmpty(checks).pipe(
+          Effect.interruptible,
+          Effect.timeoutOption(settings.shutdownGracePeriod)
+        )
         if (Option.isNone(allDone)) yield* FiberSet.clear(checks)
       }
       yield* recordRemaining

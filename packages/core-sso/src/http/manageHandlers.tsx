@@ -17,7 +17,7 @@ import type { CurrentSession } from "../services/SignIn"
 import { SsoParts } from "../services/SsoParts"
 import { TwoStepVerification } from "../services/TwoStep"
 import type { AlreadyTaken, StoreError } from "../storage/SsoStore"
-import { EventsPage, HomePage, stateOf, UserPage, UsersPage } from "./pages/manage"
+import { EventsPage, HomePage, stateOf, USER_STATES, UserPage, UsersPage } from "./pages/manage"
 import type { UserFilters, UserRow } from "./pages/manage"
 import { ErrorPage } from "./pages/pages"
 import { makeApiUserPages } from "./apiUserPages"
@@ -36,8 +36,6 @@ const dayOf = (text: string): Date | undefined | null => {
 }
 
 const ROLE_NAMES = { superadmin: "superadmin", admin: "administrator", user: "user" } as const
-
-const USER_STATES = ["active", "invited", "suspended", "locked"]
 
 const filtersOf = (url: string): UserFilters & { readonly page: number } => {
   const params = new URL(url, "http://host").searchParams
@@ -59,8 +57,7 @@ const matches = (row: UserRow, filters: UserFilters) => {
   if (filters.role === "administrator" && role !== "administrator") return false
   if (filters.role === "user" && role !== "user") return false
   if (filters.role === "api" && role !== "API user") return false
-  const state = stateOf(user, locked).split(" ")[0]!.toLowerCase()
-  if (USER_STATES.includes(filters.state) && filters.state !== state) return false
+  if ((USER_STATES as ReadonlyArray<string>).includes(filters.state) && filters.state !== stateOf(user, locked)) return false
   if (filters.twoStep === "on" && !twoStep) return false
   if (filters.twoStep === "off" && (twoStep || user.isApiUser)) return false
   return true

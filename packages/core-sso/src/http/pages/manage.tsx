@@ -95,15 +95,24 @@ const pageLink = (filters: UserFilters, page: number) =>
     page: String(page)
   })}`
 
+export const USER_STATES = ["active", "invited", "suspended", "locked"] as const
+
 /** Whether a user can sign in, and if not why: suspended, locked, or invited and without a password yet. */
-export const stateOf = (user: User, locked: boolean) =>
+export const stateOf = (user: User, locked: boolean): (typeof USER_STATES)[number] =>
   user.suspendedAt !== null
-    ? "Suspended"
+    ? "suspended"
     : locked
-    ? "Locked after wrong passwords or codes"
+    ? "locked"
     : user.passwordHash === null && !user.isApiUser
-    ? "Invited"
-    : "Active"
+    ? "invited"
+    : "active"
+
+const STATE_TEXT = {
+  active: "Active",
+  invited: "Invited: no password chosen yet",
+  suspended: "Suspended",
+  locked: "Locked after wrong passwords or codes"
+} as const
 
 export const UsersPage = (props: {
   readonly rows: ReadonlyArray<UserRow>
@@ -168,7 +177,7 @@ export const UsersPage = (props: {
               </td>
               <td>{user.email}</td>
               <td>{role}</td>
-              <td>{stateOf(user, locked).toLowerCase()}</td>
+              <td>{stateOf(user, locked)}</td>
               <td>{user.isApiUser ? "–" : twoStep ? "on" : "off"}</td>
             </tr>
           ))}
@@ -242,7 +251,7 @@ export const UserPage = (props: {
         <dd>{props.role}</dd>
         <dt>State</dt>
         <dd>
-          {user.suspendedAt !== null ? `Suspended: ${user.suspensionReason ?? ""}` : stateOf(user, props.locked)}
+          {user.suspendedAt !== null ? `Suspended: ${user.suspensionReason ?? ""}` : STATE_TEXT[stateOf(user, props.locked)]}
         </dd>
         {user.isApiUser ? null : (
           <>
@@ -285,13 +294,8 @@ export const UserPage = (props: {
           </ActionForm>
         )
         : <ActionForm uid={user.uid} action="unsuspend" csrfToken={props.csrfToken} label="Unsuspend" />}
-      {user.passwordHash === null && !user.isApiUser && user.suspendedAt === null
-        ? (
-          <>
-            <p>The user has not chosen a password yet.</p>
-            <ActionForm uid={user.uid} action="resend_invitation" csrfToken={props.csrfToken} label="Send the invitation again" />
-          </>
-        )
+      {stateOf(user, props.locked) === "invited"
+        ? <ActionForm uid={user.uid} action="resend_invitation" csrfToken={props.csrfToken} label="Send the invitation again" />
         : null}
       {props.locked ? <ActionForm uid={user.uid} action="unlock" csrfToken={props.csrfToken} label="Unlock" /> : null}
       {props.twoStep
