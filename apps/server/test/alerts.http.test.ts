@@ -40,7 +40,10 @@ describe("the email alert API in the reference server", () => {
     const health = await fetch(`${server.url}/healthcheck`)
     expect(health.status).toBe(200)
     expect(health.headers.get("content-type")).toBe("application/json; charset=utf-8")
-    expect(await health.json()).toEqual({ checks: { queue_size: { status: "ok" }, queue_age: { status: "ok" } }, status: "ok" })
+    expect(await health.json()).toEqual({
+      checks: { queue_size: { status: "ok" }, queue_age: { status: "ok" }, delivery: { status: "ok" } },
+      status: "ok"
+    })
   })
 
   it("sends one email per subscriber for a notification, even to one reached through two lists", async () => {

@@ -53,7 +53,7 @@ describe("RUN picks what a copy does", () => {
     try {
       expect(await readiness()).toEqual({
         sso: { waiting_pushes: 0, sending_pushes: 0, failed_pushes: 0, oldest_due_push_age_seconds: null },
-        alerts: { queue_size: 0, oldest_pending_email_age_seconds: null },
+        alerts: { queue_size: 0, oldest_pending_email_age_seconds: null, delivery_paused_seconds: 0 },
         linkcheck: { pending_checks: 0, claimed_checks: 0, oldest_claim_age_seconds: null }
       })
       await postBatch(server, [`${fleet.http}/ok?backlog=1`, `${fleet.http}/ok?backlog=2`])

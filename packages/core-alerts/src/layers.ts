@@ -15,6 +15,7 @@ import { AlertsStore } from "./storage/AlertsStore"
 import { EmailStore } from "./storage/EmailStore"
 import { layerMemory as storesMemory } from "./storage/memory"
 import { layerSql as storesSql } from "./storage/sql"
+import { DeliveryPause } from "./workers/deliveryPause"
 import { deliveryWorkers } from "./workers/deliveryWorkers"
 
 const partsLayer = (settings: Partial<AlertsSettings>) =>
@@ -33,10 +34,11 @@ const partsLayer = (settings: Partial<AlertsSettings>) =>
         store: yield* AlertsStore,
         jobs: yield* JobQueue,
         emails: yield* EmailQueue,
-        emailStore: yield* EmailStore
+        emailStore: yield* EmailStore,
+        deliveryPause: yield* DeliveryPause
       }
     })
-  )
+  ).pipe(Layer.provide(DeliveryPause.layer))
 
 /** The service over every port given, the email queue included (tests give a recording one). */
 export const serviceWithQueue = (
@@ -87,7 +89,8 @@ export const workers: Layer.Layer<never, never, AlertsParts | EmailProvider> = L
       Layer.provide(Layer.mergeAll(
         Layer.succeed(AlertsStore, parts.store),
         Layer.succeed(EmailStore, parts.emailStore),
-        Layer.succeed(JobQueue, parts.jobs)
+        Layer.succeed(JobQueue, parts.jobs),
+        Layer.succeed(DeliveryPause, parts.deliveryPause)
       ))
     ))
 )

@@ -97,6 +97,8 @@ export interface DeliverySettings {
   readonly maxAttempts: number
   /** Wait before attempt n + 1: min(max, base * 2^(n - 1)), or the provider's Retry-After when longer. */
   readonly backoff: { readonly base: Duration.Duration; readonly max: Duration.Duration }
+  /** How long delivery stops when the provider refuses to send for the service at all (relay, authentication, policy). */
+  readonly senderRefusalPause: Duration.Duration
   readonly retention: Retention
   /** When old emails are pruned (cron, in `scheduleTimeZone`). */
   readonly retentionCron: string
@@ -121,6 +123,7 @@ export const defaultDeliverySettings: DeliverySettings = {
   pollInterval: Duration.seconds(1),
   maxAttempts: 10,
   backoff: { base: Duration.seconds(10), max: Duration.hours(1) },
+  senderRefusalPause: Duration.minutes(1),
   retention: { blankBodiesAfter: Duration.days(7), deleteAfter: Duration.days(28) },
   retentionCron: "30 3 * * *",
   scheduleTimeZone: "Europe/London",

@@ -92,7 +92,11 @@ export const alertsSlot = (config: ServerConfig, shared: SharedServices): Servic
         queue_size: workload.queueSize,
         oldest_pending_email_age_seconds: workload.oldestPendingAge === null
           ? null
-          : Math.round(Duration.toSeconds(workload.oldestPendingAge))
+          : Math.round(Duration.toSeconds(workload.oldestPendingAge)),
+        // how long this copy's delivery stays paused, while the email provider refuses to send for the service
+        delivery_paused_seconds: workload.deliveryPausedUntil === null
+          ? 0
+          : Math.max(1, Math.ceil((workload.deliveryPausedUntil.getTime() - Date.now()) / 1000))
       })))
     })).pipe(Layer.provide(service))
   }

@@ -177,7 +177,9 @@ export type HealthStatus = typeof HealthStatus.Type
 export const Healthcheck = Schema.Struct({
   checks: Schema.Struct({
     queue_size: Schema.Struct({ status: HealthStatus }),
-    queue_age: Schema.Struct({ status: HealthStatus })
+    queue_age: Schema.Struct({ status: HealthStatus }),
+    /** Critical while delivery is paused because the provider refuses to send for the service; until when. */
+    delivery: Schema.optional(Schema.Struct({ status: HealthStatus, paused_until: Schema.optional(Schema.String) }))
   }),
   status: HealthStatus
 }).annotations({ identifier: "Healthcheck" })

@@ -149,8 +149,14 @@ export const alertsHandlers = <ApiId extends string, E, R>(
         const alerts = yield* Alerts
         return handlers.handle("healthcheck", () =>
           alerts.health.pipe(
-            Effect.map(({ queueAge, queueSize, status }) => ({
-              checks: { queue_size: { status: queueSize }, queue_age: { status: queueAge } },
+            Effect.map(({ delivery, deliveryPausedUntil, queueAge, queueSize, status }) => ({
+              checks: {
+                queue_size: { status: queueSize },
+                queue_age: { status: queueAge },
+                delivery: deliveryPausedUntil === null
+                  ? { status: delivery }
+                  : { status: delivery, paused_until: deliveryPausedUntil.toISOString() }
+              },
               status
             })),
             Effect.catchTag("StoreError", Effect.die)

@@ -59,11 +59,16 @@ export interface Workload {
   readonly queueSize: number
   /** Of the oldest email waiting for an immediate subscriber (or a single email); null when none waits. */
   readonly oldestPendingAge: Duration.Duration | null
+  /** Until when this process's delivery is paused (the provider refuses the service as a sender); null when it is not. */
+  readonly deliveryPausedUntil: Date | null
 }
 
 export interface Health {
   readonly queueSize: HealthStatus
   readonly queueAge: HealthStatus
+  /** Critical while delivery is paused. */
+  readonly delivery: HealthStatus
+  readonly deliveryPausedUntil: Date | null
   /** The worst of the checks. */
   readonly status: HealthStatus
 }
@@ -107,7 +112,7 @@ const worst = (statuses: ReadonlyArray<HealthStatus>): HealthStatus =>
 const given = (text: string | null) => text !== null && text.trim() !== ""
 
 const make = Effect.gen(function*() {
-  const { emails, jobs, settings, store } = yield* AlertsParts
+  const { deliveryPause, emails, jobs, settings, store } = yield* AlertsParts
 
   const findOrCreateList = ({ criteria, title }: ListRequest) =>
     Effect.gen(function*() {
@@ -256,19 +261,22 @@ const make = Effect.gen(function*() {
     const figures = yield* emails.figures
     const now = yield* Clock.currentTimeMillis
     const since = figures.oldestImmediatePendingSince
+    const { pausedUntil } = yield* deliveryPause.state
     return {
       queueSize: figures.size,
-      oldestPendingAge: since === null ? null : Duration.millis(Math.max(0, now - since.getTime()))
+      oldestPendingAge: since === null ? null : Duration.millis(Math.max(0, now - since.getTime())),
+      deliveryPausedUntil: pausedUntil !== null && pausedUntil.getTime() > now ? pausedUntil : null
     }
   })
 
-  const health = Effect.map(workload, ({ oldestPendingAge, queueSize: size }) => {
+  const health = Effect.map(workload, ({ deliveryPausedUntil, oldestPendingAge, queueSize: size }) => {
     const { queueAge: ageThresholds, queueSize: sizeThresholds } = settings.healthThresholds
     const queueSize = statusOf(size, sizeThresholds, (a, b) => a >= b)
     const queueAge = oldestPendingAge === null
       ? "ok"
       : statusOf(oldestPendingAge, ageThresholds, Duration.greaterThanOrEqualTo)
-    return { queueSize, queueAge, status: worst([queueSize, queueAge]) }
+    const delivery: HealthStatus = deliveryPausedUntil === null ? "ok" : "critical"
+    return { queueSize, queueAge, delivery, deliveryPausedUntil, status: worst([queueSize, queueAge, delivery]) }
   })
 
   return {

@@ -4,6 +4,7 @@ import { Context } from "effect"
 import type { AlertsSettings } from "../settings"
 import type { AlertsStore } from "../storage/AlertsStore"
 import type { EmailStore } from "../storage/EmailStore"
+import type { DeliveryPause } from "../workers/deliveryPause"
 import type { EmailQueue } from "./EmailQueue"
 
 /**
@@ -13,4 +14,6 @@ import type { EmailQueue } from "./EmailQueue"
 export class AlertsParts extends Context.Tag("@civicstack/core-alerts/AlertsParts")<AlertsParts, CoreParts<AlertsSettings, AlertsStore, JobQueue> & {
   readonly emails: Context.Tag.Service<EmailQueue>
   readonly emailStore: Context.Tag.Service<EmailStore>
+  /** Whether delivery has stopped because the provider refuses the service as a sender: kept by the worker, shown by health. */
+  readonly deliveryPause: Context.Tag.Service<DeliveryPause>
 }>() {}

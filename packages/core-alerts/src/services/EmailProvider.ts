@@ -18,7 +18,12 @@ export class TemporaryDeliveryFailure extends Schema.TaggedError<TemporaryDelive
   {
     reason: Schema.String,
     /** What the provider asked for (Retry-After), when it said. */
-    retryAfterMillis: Schema.optional(Schema.Number)
+    retryAfterMillis: Schema.optional(Schema.Number),
+    /**
+     * The provider refuses to send for the service at all (relaying, authentication, the sender's policy), not this
+     * email: delivery pauses rather than using up every email's attempts.
+     */
+    senderRefused: Schema.optional(Schema.Boolean)
   }
 ) {}
 

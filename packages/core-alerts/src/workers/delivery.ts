@@ -6,6 +6,7 @@ import type { DeliverySettings } from "../settings"
 import { AlertsStore } from "../storage/AlertsStore"
 import type { ClaimedEmail } from "../storage/EmailStore"
 import { EmailStore } from "../storage/EmailStore"
+import { DeliveryPause } from "./deliveryPause"
 import { makeRateLimiter } from "./rateLimiter"
 import { makeTurnGate } from "./turnGate"
 
@@ -41,6 +42,7 @@ export const runDeliveryWorker = (
     const emails = yield* EmailStore
     const alerts = yield* AlertsStore
     const provider = yield* EmailProvider
+    const pause = yield* DeliveryPause
     const limiter = yield* makeRateLimiter(settings.rateLimitPerSecond)
     const turns = yield* makeTurnGate(settings.sendsPerTurn)
 
@@ -59,6 +61,11 @@ export const runDeliveryWorker = (
           return
         }
         const now = yield* Clock.currentTimeMillis
+        if (failure.senderRefused === true) {
+          // not the email's fault: it goes back without using an attempt, and delivery stops for a while
+          yield* pause.pause(new Date(now + Duration.toMillis(settings.senderRefusalPause)), failure.reason)
+          return yield* emails.release([email])
+        }
         const delay = retryDelayMillis(settings.backoff, email.attempt, failure.retryAfterMillis)
         const outcome = yield* emails.markTemporaryFailure(email, {
           reason: failure.reason,
@@ -169,6 +176,14 @@ export const runDeliveryWorker = (
               ))
               if (Exit.isFailure(admitted)) return
               if (!admitted.value) return yield* Effect.zipRight(forget([email]), unrecorded.release(1))
+              if ((yield* pause.remainingMillis) > 0) {
+                // delivery paused while this batch was on its way: the rest goes back, no attempt used
+                return yield* emails.release([email]).pipe(
+                  Effect.ignoreLogged,
+                  Effect.zipRight(forget([email])),
+                  Effect.ensuring(unrecorded.release(1))
+                )
+              }
               const exit = yield* Effect.exit(provider.send(outgoingEmail(email, settings)))
               if (Exit.isSuccess(exit)) {
                 sent.push(email)
@@ -215,6 +230,11 @@ export const runDeliveryWorker = (
       })
 
     while (true) {
+      const paused = yield* pause.remainingMillis
+      if (paused > 0) {
+        yield* Effect.sleep(Duration.millis(paused))
+        continue
+      }
       const claimedAt = yield* Clock.currentTimeMillis
       const claimed = yield* emails.claim(settings.batchSize, settings.lease)
       if (claimed.length === 0) yield* Effect.raceFirst(Effect.sleep(settings.pollInterval), emailsQueued)

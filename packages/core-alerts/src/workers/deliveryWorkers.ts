@@ -9,6 +9,7 @@ import { deliverySettings } from "../settings"
 import type { AlertsStore } from "../storage/AlertsStore"
 import type { EmailStore } from "../storage/EmailStore"
 import { runDeliveryWorker } from "./delivery"
+import type { DeliveryPause } from "./deliveryPause"
 import { digestSchedules, runDigestWorker } from "./digests"
 import { runFanOutWorker } from "./fanOut"
 import { retentionSchedule, runRetentionWorker } from "./retention"
@@ -20,7 +21,7 @@ import { retentionSchedule, runRetentionWorker } from "./retention"
  */
 export const deliveryWorkers = (
   overrides: Partial<DeliverySettings> = {}
-): LayerType.Layer<never, never, EmailStore | AlertsStore | JobQueue | EmailProvider> =>
+): LayerType.Layer<never, never, EmailStore | AlertsStore | JobQueue | EmailProvider | DeliveryPause> =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const settings = deliverySettings(overrides)
     // fan-out wakes delivery after each chunk that wrote emails, rather than leaving them to the next poll

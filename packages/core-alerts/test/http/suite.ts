@@ -683,7 +683,7 @@ export const alertsHttpSuite = (name: string, backend: ServiceBackend) =>
           Effect.gen(function*() {
             const statuses = (body: any) => [body.checks.queue_size.status, body.checks.queue_age.status, body.status]
             expect(yield* healthAt(send, 0, null)).toEqual({
-              checks: { queue_size: { status: "ok" }, queue_age: { status: "ok" } },
+              checks: { queue_size: { status: "ok" }, queue_age: { status: "ok" }, delivery: { status: "ok" } },
               status: "ok"
             })
             expect(statuses(yield* healthAt(send, 74_999, 149))).toEqual(["ok", "ok", "ok"])
@@ -693,6 +693,17 @@ export const alertsHttpSuite = (name: string, backend: ServiceBackend) =>
             expect(statuses(yield* healthAt(send, 10, 299))).toEqual(["ok", "warning", "warning"])
             expect(statuses(yield* healthAt(send, 10, 300))).toEqual(["ok", "critical", "critical"])
             expect(statuses(yield* healthAt(send, 10, -5))).toEqual(["ok", "ok", "ok"])
+            // while the provider refuses to send for the service, delivery is paused: critical, and until when
+            const { deliveryPause } = yield* AlertsParts
+            yield* deliveryPause.pause(new Date(NOW.getTime() + 60_000), "550 5.7.1 Relaying denied")
+            expect(yield* healthAt(send, 0, null)).toEqual({
+              checks: {
+                queue_size: { status: "ok" },
+                queue_age: { status: "ok" },
+                delivery: { status: "critical", paused_until: new Date(NOW.getTime() + 60_000).toISOString() }
+              },
+              status: "critical"
+            })
           })
         ))
     })

@@ -78,7 +78,7 @@ describe("AlertsOperations", () => {
         oldestPendingAge: null,
         fanOutJobs: { waiting: 0, running: 0, dead: 0 },
         digestJobs: { waiting: 0, running: 0, dead: 0 },
-        health: { queueSize: "ok", queueAge: "ok", status: "ok" }
+        health: { queueSize: "ok", queueAge: "ok", delivery: "ok", deliveryPausedUntil: null, status: "ok" }
       })
 
       const queued = yield* operations.queueTestEmail("ops@example.com")
@@ -95,7 +95,7 @@ describe("AlertsOperations", () => {
       expect(report.emails).toEqual({ pending: 1, sending: 0, sent: 0, failed: 0 })
       expect(report.oldestPendingAge).toEqual(Duration.seconds(90))
       expect(report.fanOutJobs).toEqual({ waiting: 1, running: 0, dead: 0 })
-      expect(report.health).toEqual({ queueSize: "warning", queueAge: "warning", status: "warning" })
+      expect(report.health).toMatchObject({ queueSize: "warning", queueAge: "warning", delivery: "ok", status: "warning" })
 
       expect((yield* Effect.flip(operations.queueTestEmail("nope")))._tag).toBe("UnprocessableEntity")
     }).pipe(Effect.provide(service)))

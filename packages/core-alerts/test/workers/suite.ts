@@ -2,6 +2,7 @@ import { JobQueue, layerMemory as jobQueueMemory } from "@civicstack/jobs"
 import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
 import { Duration, Effect, Fiber, Option, Queue, TestClock } from "effect"
+import { DeliveryPause } from "../../src/workers/deliveryPause"
 import { runDeliveryWorker } from "../../src/workers/delivery"
 import { PermanentDeliveryFailure, TemporaryDeliveryFailure } from "../../src/services/EmailProvider"
 import { EmailStore } from "../../src/storage/EmailStore"
@@ -136,6 +137,38 @@ export const workerSuite = (name: string, backend: () => Layer.Layer<EmailStore 
       expect(provider.attempts[1]!.at).toBeGreaterThanOrEqual(at(30).getTime())
       expect(Option.getOrThrow(yield* emails.email(id))).toMatchObject({ status: "sent", attempts: 2 })
     }))
+
+    test("a refusal of the service as a sender pauses delivery: no attempt used, no subscription ended, then sent", Effect.gen(function*() {
+      const alerts = yield* AlertsStore
+      const emails = yield* EmailStore
+      const { ada } = yield* twoListsAndThreeSubscribers
+      const relayDenied = new TemporaryDeliveryFailure({ reason: "550 5.7.1 Relaying denied", senderRefused: true })
+      const provider = makeScriptedProvider({ "ada@example.com": [relayDenied] })
+      const first = yield* singleEmail("ada@example.com")
+      const second = yield* singleEmail("bob@example.com")
+      const pause = yield* DeliveryPause
+      const worker = yield* Effect.fork(
+        runDeliveryWorker({ ...settings, concurrency: 1 }).pipe(Effect.provideService(DeliveryPause, pause), Effect.provide(provider.layer))
+      )
+      yield* waitFor("the refused attempt", () => provider.attempts.length >= 1)
+      let stored = yield* emails.email(first)
+      for (let tries = 0; tries < 2000 && Option.getOrThrow(stored).status !== "pending"; tries++) {
+        yield* letWorkRun
+        stored = yield* emails.email(first)
+      }
+      // handed back without using an attempt; the other email of the batch waits too
+      expect(Option.getOrThrow(stored)).toMatchObject({ status: "pending", attempts: 0 })
+      expect(yield* pause.state).toMatchObject({ pausedUntil: at(60), pauses: 1, reason: "550 5.7.1 Relaying denied" })
+      yield* TestClock.adjust("59 seconds")
+      yield* letWorkRun
+      expect(provider.attempts).toHaveLength(1)
+      yield* TestClock.adjust("2 seconds")
+      yield* waitFor("both sent", () => provider.delivered().length === 2)
+      yield* Fiber.interrupt(worker)
+      expect(Option.getOrThrow(yield* emails.email(first))).toMatchObject({ status: "sent" })
+      expect(Option.getOrThrow(yield* emails.email(second))).toMatchObject({ status: "sent", attempts: 1 })
+      expect(yield* alerts.activeSubscriptionsOf(ada.subscriber.id)).toHaveLength(2)
+    }).pipe(Effect.provide(DeliveryPause.layer)))
 
     test("a permanent failure fails the email and ends the address's subscriptions", Effect.gen(function*() {
       const alerts = yield* AlertsStore

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer } from "effect"
 import { runDeliveryWorker } from "../../src/workers/delivery"
+import { DeliveryPause } from "../../src/workers/deliveryPause"
 import { EmailProvider } from "../../src/services/EmailProvider"
 import type { OutgoingEmail } from "../../src/services/EmailProvider"
 import { EmailStore } from "../../src/storage/EmailStore"
@@ -44,7 +45,7 @@ describe("delivery and the event loop", () => {
         emails.queueEmail({ address: `reader${n}@example.com`, subject: "Hello", body: "Body." }))
       const provider = instantProvider()
       const settings = deliverySettings({ concurrency: 16, sendsPerTurn: 4, rateLimitPerSecond: 1_000_000, pollInterval: Duration.hours(1) })
-      const worker = yield* Effect.fork(runDeliveryWorker(settings).pipe(Effect.provide(provider.layer)))
+      const worker = yield* Effect.fork(runDeliveryWorker(settings).pipe(Effect.provide(provider.layer), Effect.provide(DeliveryPause.layer)))
       yield* waitFor("every email sent", () => provider.sent.length === 60)
       yield* Fiber.interrupt(worker)
 

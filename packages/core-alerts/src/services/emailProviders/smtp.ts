@@ -57,6 +57,20 @@ const enhancedStatus = /\b[245]\.\d{1,3}\.\d{1,3}\b/
 /** The basic replies to RCPT TO that, without an enhanced status, refuse the mailbox itself (RFC 5321 4.2.3). */
 const MAILBOX_REFUSALS = new Set([550, 551, 553])
 
+/** RFC 3463 security or policy statuses: relaying denied, authentication required, the sender not allowed. */
+const policyStatus = /\b5\.7\.\d{1,3}\b/
+
+/** Authentication failed or is required (RFC 4954). */
+const AUTHENTICATION_REFUSALS = new Set([530, 534, 535, 538])
+
+/**
+ * Whether a refusal is about the service as a sender rather than this email: a policy status, an authentication
+ * failure, or a refusal of MAIL FROM. Every email would meet it, so delivery pauses.
+ */
+const refusesSender = (command: unknown, said: string, responseCode: number, code: unknown): boolean =>
+  code === "EAUTH" || AUTHENTICATION_REFUSALS.has(responseCode) ||
+  (responseCode >= 500 && (policyStatus.test(said) || (typeof command === "string" && command.toUpperCase().startsWith("MAIL"))))
+
 /**
  * A 5xx reply is about the address only when it says so: a mailbox status, or, to RCPT TO without an enhanced status,
  * 550, 551 or 553. A relay, policy or authentication refusal (`550 5.7.1 Relaying denied`), or any 5xx to AUTH,
@@ -75,11 +89,15 @@ export const classifySmtpFailure = (error: unknown): DeliveryFailure => {
       : toRecipient && MAILBOX_REFUSALS.has(responseCode)
     if (aboutRecipient) return new PermanentDeliveryFailure({ reason: `the SMTP server refused the address: ${said}`, addressRejected: true })
     return new TemporaryDeliveryFailure({
-      reason: `the SMTP server refused the message (${String(command ?? "no command")}): ${said}`
+      reason: `the SMTP server refused the message (${String(command ?? "no command")}): ${said}`,
+      senderRefused: refusesSender(command, said, responseCode, code)
     })
   }
   if (typeof responseCode === "number") {
-    return new TemporaryDeliveryFailure({ reason: `the SMTP server answered ${responseCode}: ${said}` })
+    return new TemporaryDeliveryFailure({
+      reason: `the SMTP server answered ${responseCode}: ${said}`,
+      senderRefused: refusesSender(command, said, responseCode, code)
+    })
   }
   return new TemporaryDeliveryFailure({
     reason: `no answer from the SMTP server${typeof code === "string" ? ` (${code})` : ""}: ${said}`

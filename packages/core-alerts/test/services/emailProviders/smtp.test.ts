@@ -109,9 +109,11 @@ describe("smtp provider", () => {
         }
       })
       const smtp = yield* provider({ url: server.url })
-      for (const address of ["relay@example.org", "policy@example.org", "vague@example.org"]) {
+      // a relay or policy refusal meets every email: it says the service may not send, and delivery pauses
+      for (const [address, senderRefused] of [["relay@example.org", true], ["policy@example.org", true], ["vague@example.org", false]] as const) {
         const failure = yield* sendFailure(smtp, { ...email, address })
-        expect({ address, temporary: failure instanceof TemporaryDeliveryFailure }).toEqual({ address, temporary: true })
+        expect({ address, temporary: failure instanceof TemporaryDeliveryFailure, senderRefused: failure._tag === "TemporaryDeliveryFailure" && failure.senderRefused === true })
+          .toEqual({ address, temporary: true, senderRefused })
       }
     }))
 
@@ -124,16 +126,17 @@ describe("smtp provider", () => {
       const failure = yield* sendFailure(smtp, { ...email, address: "busy@example.org" })
       expect(failure).toBeInstanceOf(TemporaryDeliveryFailure)
       expect(failure.reason).toContain("Try again later")
+      expect(failure).not.toMatchObject({ senderRefused: true })
     }))
 
   it.scopedLive("a 5xx about the message or the sender is not blamed on the address", () =>
     Effect.gen(function*() {
       const server = yield* startSmtpServer({ refuseData: [554, "5.7.1 Message refused by policy"] })
       const smtp = yield* provider({ url: server.url })
-      expect(yield* sendFailure(smtp, email)).toBeInstanceOf(TemporaryDeliveryFailure)
+      expect(yield* sendFailure(smtp, email)).toMatchObject({ _tag: "TemporaryDeliveryFailure", senderRefused: true })
       const withWrongPassword = yield* provider({ url: server.url.replace("p%40ss", "nope") })
       const authFailure = yield* sendFailure(withWrongPassword, email)
-      expect(authFailure).toBeInstanceOf(TemporaryDeliveryFailure)
+      expect(authFailure).toMatchObject({ _tag: "TemporaryDeliveryFailure", senderRefused: true })
     }))
 
   it.scopedLive("a 5xx at the end of DATA with a mailbox status is permanent", () =>
