@@ -15,7 +15,7 @@ import { AlertsStore } from "./storage/AlertsStore"
 import { EmailStore } from "./storage/EmailStore"
 import { layerMemory as storesMemory } from "./storage/memory"
 import { layerSql as storesSql } from "./storage/sql"
-import { DeliveryPause } from "./workers/deliveryPause"
+import { DeliveryPause } from "./services/DeliveryPause"
 import { deliveryWorkers } from "./workers/deliveryWorkers"
 
 const partsLayer = (settings: Partial<AlertsSettings>) =>

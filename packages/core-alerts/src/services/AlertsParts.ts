@@ -4,7 +4,7 @@ import { Context } from "effect"
 import type { AlertsSettings } from "../settings"
 import type { AlertsStore } from "../storage/AlertsStore"
 import type { EmailStore } from "../storage/EmailStore"
-import type { DeliveryPause } from "../workers/deliveryPause"
+import type { DeliveryPause } from "./DeliveryPause"
 import type { EmailQueue } from "./EmailQueue"
 
 /**

@@ -6,7 +6,7 @@ import type { DeliverySettings } from "../settings"
 import { AlertsStore } from "../storage/AlertsStore"
 import type { ClaimedEmail } from "../storage/EmailStore"
 import { EmailStore } from "../storage/EmailStore"
-import { DeliveryPause } from "./deliveryPause"
+import { DeliveryPause } from "../services/DeliveryPause"
 import { makeRateLimiter } from "./rateLimiter"
 import { makeTurnGate } from "./turnGate"
 

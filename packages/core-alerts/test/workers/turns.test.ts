@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer } from "effect"
 import { runDeliveryWorker } from "../../src/workers/delivery"
-import { DeliveryPause } from "../../src/workers/deliveryPause"
+import { DeliveryPause } from "../../src/services/DeliveryPause"
 import { EmailProvider } from "../../src/services/EmailProvider"
 import type { OutgoingEmail } from "../../src/services/EmailProvider"
 import { EmailStore } from "../../src/storage/EmailStore"
