@@ -1,5 +1,5 @@
 import { Layout } from "./layout"
-import { ProblemSummary } from "./pages"
+import { NewPasswordFields, ProblemSummary } from "./pages"
 
 /** "Forgot your password?": the address to send a reset link to. */
 export const ForgotPasswordPage = (props: { readonly csrfToken: string; readonly email?: string; readonly problem?: string }) => (
@@ -51,18 +51,7 @@ export const ChoosePasswordPage = (props: {
         <input type="hidden" name="authenticity_token" value={props.csrfToken} />
         <input type="hidden" name="token" value={props.token} />
         <input type="email" name="username" autocomplete="username" value={props.email} hidden readOnly />
-        <label for="new_password">New password</label>
-        <p class="note" id="new-password-hint">At least 10 characters.</p>
-        <input
-          id="new_password"
-          name="new_password"
-          type="password"
-          autocomplete="new-password"
-          aria-describedby="new-password-hint"
-          required
-        />
-        <label for="confirm_password">New password again</label>
-        <input id="confirm_password" name="confirm_password" type="password" autocomplete="new-password" required />
+        <NewPasswordFields />
         <button type="submit">{props.invitation ? "Set my password" : "Change my password"}</button>
       </form>
     </Layout>

@@ -1,3 +1,4 @@
+import { MIN_PASSWORD_LENGTH } from "../../services/Passwords"
 import { Layout } from "./layout"
 
 export const ProblemSummary = (props: { readonly message: string | undefined }) =>
@@ -113,6 +114,24 @@ export const SecondStepPage = (props: {
 
 const dateText = (date: Date) => date.toISOString().slice(0, 10)
 
+/** A new password and its repetition, as every form that sets one asks for them. */
+export const NewPasswordFields = () => (
+  <>
+    <label for="new_password">New password</label>
+    <p class="note" id="new-password-hint">At least {MIN_PASSWORD_LENGTH} characters.</p>
+    <input
+      id="new_password"
+      name="new_password"
+      type="password"
+      autocomplete="new-password"
+      aria-describedby="new-password-hint"
+      required
+    />
+    <label for="confirm_password">New password again</label>
+    <input id="confirm_password" name="confirm_password" type="password" autocomplete="new-password" required />
+  </>
+)
+
 export const AccountPage = (props: {
   readonly name: string
   readonly email: string
@@ -135,18 +154,7 @@ export const AccountPage = (props: {
       <input type="hidden" name="authenticity_token" value={props.csrfToken} />
       <label for="current_password">Current password</label>
       <input id="current_password" name="current_password" type="password" autocomplete="current-password" required />
-      <label for="new_password">New password</label>
-      <p class="note" id="new-password-hint">At least 10 characters.</p>
-      <input
-        id="new_password"
-        name="new_password"
-        type="password"
-        autocomplete="new-password"
-        aria-describedby="new-password-hint"
-        required
-      />
-      <label for="confirm_password">New password again</label>
-      <input id="confirm_password" name="confirm_password" type="password" autocomplete="new-password" required />
+      <NewPasswordFields />
       <button type="submit">Change password</button>
     </form>
     <h2>Two-step verification</h2>
