@@ -6,7 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { count, startInProcessServer } from "./inProcessServer"
 import type { InProcessServer } from "./inProcessServer"
-import { LINKCHECK_TOKEN, linkcheckCallerBootstrap, linkcheckFetch, NO_SIGNIN_TOKEN } from "./linkcheckCaller"
+import {
+  LINKCHECK_ADMIN_TOKEN,
+  LINKCHECK_TOKEN,
+  linkcheckCallerBootstrap,
+  linkcheckFetch,
+  NO_SIGNIN_TOKEN,
+  OTHER_LINKCHECK_TOKEN
+} from "./linkcheckCaller"
 
 /** The link checking API's caller, ensured by each server these tests start. */
 let caller: Awaited<ReturnType<typeof linkcheckCallerBootstrap>>
@@ -185,5 +192,30 @@ describe("POST /batch and GET /batch/{id}", () => {
       400,
       "webhook_uri"
     )
+  })
+})
+
+describe("a batch belongs to the caller who created it", () => {
+  const batchAs = (token: string, id: number) =>
+    fetch(`${server.url}/batch/${id}`, { headers: { authorization: `Bearer ${token}` } })
+
+  it("answers another caller 404 as for an unknown batch, and shows it to its creator and to an admin", async () => {
+    const created = await postBatch(JSON.stringify({ uris: ["mailto:owned@example.org"] }))
+    expect(created.status).toBe(202)
+    const { id } = await created.json() as { id: number }
+
+    const mine = await batchAs(LINKCHECK_TOKEN, id)
+    expect(mine.status).toBe(200)
+    const report = await mine.json() as { id: number; links: ReadonlyArray<{ uri: string }> }
+    expect(report.links.map((link) => link.uri)).toEqual(["mailto:owned@example.org"])
+
+    const others = await batchAs(OTHER_LINKCHECK_TOKEN, id)
+    const unknown = await batchAs(OTHER_LINKCHECK_TOKEN, id + 1_000_000)
+    expect(others.status).toBe(404)
+    expect(await others.json()).toEqual(await unknown.json())
+
+    const admins = await batchAs(LINKCHECK_ADMIN_TOKEN, id)
+    expect(admins.status).toBe(200)
+    expect(await admins.json()).toMatchObject({ id, links: [{ uri: "mailto:owned@example.org" }] })
   })
 })

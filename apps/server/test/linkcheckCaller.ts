@@ -6,6 +6,12 @@ export const LINKCHECK_TOKEN = "1c1c1c1c1c1c1c1c2d2d2d2d2d2d2d2d"
 /** A token of a user the SSO knows who has no `signin` on `link-checker-api`: refused with 403. */
 export const NO_SIGNIN_TOKEN = "3e3e3e3e3e3e3e3e4f4f4f4f4f4f4f4f"
 
+/** A second caller with `signin`, who must not see the first one's batches. */
+export const OTHER_LINKCHECK_TOKEN = "5a5a5a5a5a5a5a5a6b6b6b6b6b6b6b6b"
+
+/** A caller with `signin` and `admin` on `link-checker-api`: sees every caller's batches. */
+export const LINKCHECK_ADMIN_TOKEN = "7c7c7c7c7c7c7c7c8d8d8d8d8d8d8d8d"
+
 /** The header every request to the link checking API carries. */
 export const asLinkcheckCaller = { authorization: `Bearer ${LINKCHECK_TOKEN}` } as const
 
@@ -14,11 +20,20 @@ export const linkcheckCallerBootstrap = () =>
   writeBootstrap({
     users: [
       { email: "links@example.com", name: "Link checks", api_user: true, permissions: { "link-checker-api": ["signin"] } },
-      { email: "nosignin@example.com", name: "No sign-in", api_user: true }
+      { email: "nosignin@example.com", name: "No sign-in", api_user: true },
+      { email: "other-links@example.com", name: "Other link checks", api_user: true, permissions: { "link-checker-api": ["signin"] } },
+      {
+        email: "links-admin@example.com",
+        name: "Link check admin",
+        api_user: true,
+        permissions: { "link-checker-api": ["signin", "admin"] }
+      }
     ],
     api_tokens: [
       { user: "links@example.com", application: "link-checker-api", token: LINKCHECK_TOKEN },
-      { user: "nosignin@example.com", application: "link-checker-api", token: NO_SIGNIN_TOKEN }
+      { user: "nosignin@example.com", application: "link-checker-api", token: NO_SIGNIN_TOKEN },
+      { user: "other-links@example.com", application: "link-checker-api", token: OTHER_LINKCHECK_TOKEN },
+      { user: "links-admin@example.com", application: "link-checker-api", token: LINKCHECK_ADMIN_TOKEN }
     ]
   })
 

@@ -12,7 +12,7 @@ const LinkcheckLive = Linkcheck.workers.pipe(Layer.provideMerge(Linkcheck.layerM
 
 const waitForCompletion = (batchId: number) =>
   Effect.flatMap(Linkcheck.LinkChecker, (linkChecker) =>
-    linkChecker.getBatch(batchId).pipe(
+    linkChecker.getBatch(batchId, "every batch").pipe(
       Effect.delay("100 millis"),
       Effect.repeat({ until: (batch) => batch.completedAt !== null }),
       Effect.timeout("1 minute")

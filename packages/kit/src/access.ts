@@ -1,7 +1,7 @@
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
-import { type Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 
 /** A JSON body declared with `charset=utf-8`, as the services answer. */
 export const json = <A, I, R>(schema: Schema.Schema<A, I, R>) =>
@@ -44,8 +44,27 @@ export const errorAnswer = <Fields extends Schema.Struct.Fields, Self>(
 export const UnauthenticatedResponse = errorAnswer(Unauthenticated, { error: Schema.String }, 401)
 export const ForbiddenResponse = errorAnswer(Forbidden, { error: Schema.String }, 403)
 
+/**
+ * Who called: the single sign-on user (person or API user) the bearer token belongs to, and their permissions on the
+ * service's application. A service's handlers read it to tell callers apart, for ownership and per-caller limits.
+ */
+export class Caller extends Context.Tag("@civicstack/kit/Caller")<Caller, {
+  readonly uid: string
+  readonly permissions: ReadonlyArray<string>
+}>() {}
+
+/** The permission on a service's application that lets its holder see what every caller made, not only their own. */
+export const ADMIN_PERMISSION = "admin"
+
+/** Whether the caller holds `ADMIN_PERMISSION`. */
+export const isAdmin = (caller: Context.Tag.Service<Caller>) => caller.permissions.includes(ADMIN_PERMISSION)
+
+/** The caller `openAccess` lets in: one caller for every request, who sees everything. */
+export const OPEN_CALLER: Context.Tag.Service<Caller> = { uid: "open", permissions: ["signin", ADMIN_PERMISSION] }
+
 const accessOptions = {
   failure: Schema.Union(UnauthenticatedResponse, ForbiddenResponse),
+  provides: Caller,
   security: { bearer: HttpApiSecurity.bearer }
 } as const
 
@@ -57,13 +76,18 @@ const accessOptions = {
 export const ApiAccess = <Self>() => <const Id extends string>(id: Id) =>
   HttpApiMiddleware.Tag<Self>()(id, accessOptions)
 
-/** The checks an `ApiAccess` tag stands for. */
+/** The checks an `ApiAccess` tag stands for: a bearer token accepted names its `Caller`. */
 export type AccessCheck = HttpApiMiddleware.HttpApiMiddlewareSecurity<
   typeof accessOptions.security,
-  void,
+  Context.Tag.Service<Caller>,
   Unauthenticated | Forbidden
 >
 
-/** Lets every caller use the API: for a host that checks its callers itself, in front of the handlers. */
-export const openAccess = <Self>(tag: Context.Tag<Self, AccessCheck>): Layer.Layer<Self> =>
-  Layer.succeed(tag, { bearer: () => Effect.void })
+/**
+ * Lets every caller use the API as `caller` (by default `OPEN_CALLER`, who sees everything): for a host that checks
+ * its callers itself, in front of the handlers.
+ */
+export const openAccess = <Self>(
+  tag: Context.Tag<Self, AccessCheck>,
+  caller: Context.Tag.Service<Caller> = OPEN_CALLER
+): Layer.Layer<Self> => Layer.succeed(tag, { bearer: () => Effect.succeed(caller) })

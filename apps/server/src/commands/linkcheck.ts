@@ -22,7 +22,7 @@ const checkAll = (uris: ReadonlyArray<string>) =>
     const linkChecker = yield* Linkcheck.LinkChecker
     const { batch } = yield* linkChecker.createBatch({ uris, checkedWithin: 0 })
     const progress = makeProgressBar(batch.totals.links, "Checking links")
-    const poll = linkChecker.getBatch(batch.id).pipe(
+    const poll = linkChecker.getBatch(batch.id, "every batch").pipe(
       Effect.tap((report) => progress.update(report.totals.links - report.totals.pending))
     )
     return yield* Effect.repeat(Effect.delay(poll, "200 millis"), { until: (report) => report.completedAt !== null })

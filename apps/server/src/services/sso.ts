@@ -225,6 +225,7 @@ export const callersCheckedBySso = (sso: Layer.Layer<Sso.OAuthServer, never, Slo
       if (!caller.permissions.includes(Sso.SIGNIN)) {
         return yield* Effect.fail(new Forbidden({ error: `The user may not use this API: no signin permission on ${application}` }))
       }
+      return { uid: caller.user.uid, permissions: caller.permissions }
     })
     return { bearer: () => check }
   })).pipe(Layer.provide(sso))

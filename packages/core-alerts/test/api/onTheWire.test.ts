@@ -8,13 +8,13 @@ import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import type { SubscriberListQuery } from "../../src/api/index"
 import {
-  AlertsAccess,
   AlertsApi,
   keyedRecord,
   SubscriberList,
   SubscriberListNotFound,
   SubscriptionNotFound
 } from "../../src/api/index"
+import { layerOpenAccess } from "../../src/index"
 
 const at = new Date("2024-03-01T12:00:00.000Z")
 
@@ -64,7 +64,7 @@ const StandIns = HttpApiBuilder.group(AlertsApi, "alerts", (handlers) =>
 
 const HealthStandIn = HttpApiBuilder.group(AlertsApi, "alertsHealth", (handlers) => handlers.handle("healthcheck", () => notHere))
 
-const OpenAccess = Layer.succeed(AlertsAccess, { bearer: () => Effect.void })
+const OpenAccess = layerOpenAccess
 
 const Server = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiBuilder.api(AlertsApi).pipe(Layer.provide(StandIns), Layer.provide(HealthStandIn), Layer.provide(OpenAccess))),

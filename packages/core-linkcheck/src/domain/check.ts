@@ -45,6 +45,8 @@ export interface BatchRecord {
   readonly createdAt: Date
   readonly completedAt: Date | null
   readonly webhook: Webhook | null
+  /** The caller who created it (`Caller`'s uid); `null` for a batch made before batches had owners. */
+  readonly owner: string | null
   /** The batch's checks in the order its uris were given (a uri given twice appears twice). */
   readonly checks: ReadonlyArray<CheckRecord>
 }

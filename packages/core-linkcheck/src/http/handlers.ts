@@ -1,5 +1,6 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type * as HttpApi from "@effect/platform/HttpApi"
+import { Caller, isAdmin } from "@civicstack/kit/access"
 import { Effect } from "effect"
 import { BatchNotFound } from "../api/errors"
 import type { LinkcheckGroup } from "../api/LinkcheckApi"
@@ -22,17 +23,19 @@ export const linkcheckHandlers = <ApiId extends string, E, R>(api: HttpApi.HttpA
         .handle("check", ({ urlParams }) =>
           linkChecker.check(checkRequestFromWire(urlParams)).pipe(Effect.map(linkToWire), Effect.orDie))
         .handle("createBatch", ({ payload }) =>
-          linkChecker.createBatch(batchRequestFromWire(payload)).pipe(
+          Effect.flatMap(Caller, (caller) => linkChecker.createBatch({ ...batchRequestFromWire(payload), owner: caller.uid })).pipe(
             Effect.map(({ batch, completedAtOnce }) => ({
               ...batchToWire(batch),
               outcome: completedAtOnce ? "completed" as const : "accepted" as const
             })),
             Effect.orDie
           ))
-        .handle("getBatch", ({ path }) => {
-          const id = parseBatchId(path.id)
-          return id === undefined
-            ? new BatchNotFound({ error: "Not Found" })
-            : linkChecker.getBatch(id).pipe(Effect.map(batchToWire), Effect.catchTag("StoreError", Effect.die))
-        })
+        .handle("getBatch", ({ path }) =>
+          Effect.gen(function*() {
+            const id = parseBatchId(path.id)
+            if (id === undefined) return yield* new BatchNotFound({ error: "Not Found" })
+            const caller = yield* Caller
+            const batch = yield* linkChecker.getBatch(id, isAdmin(caller) ? "every batch" : { owner: caller.uid })
+            return batchToWire(batch)
+          }).pipe(Effect.catchTag("StoreError", Effect.die)))
     }))

@@ -7,6 +7,7 @@ import {
 } from "./createLinkcheckTables"
 import { indexChecksByHashes } from "./indexChecksByHashes"
 import { lightenBatchWrites } from "./lightenBatchWrites"
+import { recordBatchOwners } from "./recordBatchOwners"
 import { storeLinkReports } from "./storeLinkReports"
 
 /** Creates the `linkcheck` schema and brings its tables up to date; safe to run from several copies at once. */
@@ -20,6 +21,7 @@ export const migrate = migrateSchema({
     "4_index_checks_by_hashes": indexChecksByHashes,
     "5_track_workers_and_final_attempts": trackWorkersAndFinalAttempts,
     "6_lighten_batch_writes": lightenBatchWrites,
-    "7_store_link_reports": storeLinkReports
+    "7_store_link_reports": storeLinkReports,
+    "8_record_batch_owners": recordBatchOwners
   }
 })

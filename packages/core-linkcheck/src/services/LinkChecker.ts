@@ -37,7 +37,12 @@ export interface BatchRequest {
   readonly priority?: CheckPriority | undefined
   /** Called once when the batch completes, signed when it has a secret token. */
   readonly webhook?: Webhook | undefined
+  /** The caller who creates it (`Caller`'s uid): `getBatch` shows it to them alone, and to callers who see all. */
+  readonly owner?: string | undefined
 }
+
+/** Whose batches `getBatch` may show: only the owner's, or every batch. */
+export type BatchViewer = { readonly owner: string } | "every batch"
 
 export interface CreatedBatch {
   readonly batch: Batch
@@ -126,6 +131,7 @@ const makeLinkChecker = Effect.gen(function*() {
         priority,
         reuseSince: startedEarly ? window ?? at : window,
         webhook: request.webhook ?? null,
+        ...(request.owner === undefined ? {} : { owner: request.owner }),
         now: at
       })
       if (batch.completedAt === null) {
@@ -136,8 +142,8 @@ const makeLinkChecker = Effect.gen(function*() {
       return { batch: toBatch(batch), completedAtOnce: batch.completedAt !== null }
     })
 
-  const getBatch = (id: number) =>
-    store.findBatch(id).pipe(
+  const getBatch = (id: number, viewer: BatchViewer) =>
+    store.findBatch(id, viewer === "every batch" ? undefined : viewer.owner).pipe(
       Effect.flatMap(Option.match({
         onNone: () => new BatchNotFound({ error: "Not Found" }),
         onSome: (batch) => Effect.succeed(toBatch(batch))
@@ -163,7 +169,8 @@ const makeLinkChecker = Effect.gen(function*() {
 export class LinkChecker extends Context.Tag("@civicstack/core-linkcheck/LinkChecker")<LinkChecker, {
   readonly check: (request: CheckRequest) => Effect.Effect<Link, StoreError | JobQueueError>
   readonly createBatch: (request: BatchRequest) => Effect.Effect<CreatedBatch, StoreError | JobQueueError>
-  readonly getBatch: (id: number) => Effect.Effect<Batch, BatchNotFound | StoreError>
+  /** A batch the viewer may see; any other is `BatchNotFound`, as an unknown one is. */
+  readonly getBatch: (id: number, viewer: BatchViewer) => Effect.Effect<Batch, BatchNotFound | StoreError>
   readonly workload: Effect.Effect<Workload, StoreError>
 }>() {
   /** The request side of the service, over the parts that `layerSql` or `layerMemory` built. */

@@ -10,6 +10,8 @@ export interface NewBatch {
   /** A check of a uri created at or after this instant is reused, pending or not; `null` reuses none. */
   readonly reuseSince: Date | null
   readonly webhook: Webhook | null
+  /** Who created it; a batch without one is found only by `findBatch` without an owner. */
+  readonly owner?: string
   readonly now: Date
 }
 
@@ -121,7 +123,8 @@ export class LinkcheckStore extends Context.Tag("@civicstack/core-linkcheck/Link
   }) => Effect.Effect<ReadonlyArray<CheckRecord>, StoreError>
   /** Creates the batch, reusing checks within the window and creating the others; completed at once if none is pending. */
   readonly createBatch: (batch: NewBatch) => Effect.Effect<BatchRecord, StoreError>
-  readonly findBatch: (id: number) => Effect.Effect<Option.Option<BatchRecord>, StoreError>
+  /** The batch with this id; with `owner`, only if that caller created it. */
+  readonly findBatch: (id: number, owner?: string) => Effect.Effect<Option.Option<BatchRecord>, StoreError>
   /**
    * What a batch's webhook sends: its target, and its report as the JSON text of `BatchReport` (`./api`). The SQL
    * store builds the text in the database, which for a large batch costs a fraction of reading the rows and

@@ -72,8 +72,13 @@ const make = Effect.gen(function*() {
         return [created, state]
       }),
     createBatch: (batch) => atomically((state) => createBatch(state, batch)),
-    findBatch: (id) =>
-      read((state) => Option.map(HashMap.get(state.batches, id), (batch) => storedBatchRecord(state, batch))),
+    findBatch: (id, owner) =>
+      read((state) =>
+        HashMap.get(state.batches, id).pipe(
+          Option.filter((batch) => owner === undefined || batch.owner === owner),
+          Option.map((batch) => storedBatchRecord(state, batch))
+        )
+      ),
     findWebhookReport: (id) =>
       read((state) =>
         Option.map(HashMap.get(state.batches, id), (batch) => {

@@ -23,7 +23,7 @@ const waitForCompletion = (id: number) =>
   Effect.gen(function*() {
     const linkChecker = yield* LinkChecker
     for (;;) {
-      const report = yield* linkChecker.getBatch(id)
+      const report = yield* linkChecker.getBatch(id, "every batch")
       if (report.completedAt !== null) return report
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
     }
@@ -104,7 +104,7 @@ describe("batches through the service", () => {
       expect(created.completedAtOnce).toBe(false)
       expect((yield* Fiber.join(inRequest)).status).toBe("ok")
 
-      expect((yield* linkChecker.getBatch(created.batch.id)).completedAt).not.toBeNull()
+      expect((yield* linkChecker.getBatch(created.batch.id, "every batch")).completedAt).not.toBeNull()
       yield* Effect.promise(() => receiver.waitFor(1))
       expect(fleet.requestCount("/slow?ms=600&lost-webhook=1")).toBe(1)
       const delivered = JSON.parse(receiver.received[0]!.body.toString("utf8"))
@@ -148,7 +148,7 @@ describe("batches through the service", () => {
         priority: "high"
       })
       const highDone = yield* waitForCompletion(high.batch.id)
-      const lowAtThatTime = yield* linkChecker.getBatch(low.batch.id)
+      const lowAtThatTime = yield* linkChecker.getBatch(low.batch.id, "every batch")
       expect(highDone.totals.ok).toBe(60)
       expect(lowAtThatTime.totals.pending).toBeGreaterThan(0)
       const lowDone = yield* waitForCompletion(low.batch.id)
@@ -263,7 +263,7 @@ describe("batches through the service", () => {
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5 + ((round * 7) % 60))))
         yield* Scope.close(scope, Exit.void)
 
-        const pending = (yield* linkChecker.getBatch(batch.id)).totals.pending
+        const pending = (yield* linkChecker.getBatch(batch.id, "every batch")).totals.pending
         const claimable = yield* claimEverything("next-worker", new Date()).pipe(Effect.provideService(LinkcheckStore, store))
         expect({ round, claimable: claimable.length }).toEqual({ round, claimable: pending })
       }
@@ -288,7 +288,7 @@ describe("batches through the service", () => {
       while (fleet.peakConcurrentRequests(host) < 2) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
       yield* Scope.close(scope, Exit.void)
 
-      const report = yield* linkChecker.getBatch(created.batch.id)
+      const report = yield* linkChecker.getBatch(created.batch.id, "every batch")
       expect(report.totals).toMatchObject({ links: 6, ok: 2, pending: 4 })
       const reclaimed = yield* claimEverything("another-worker", new Date()).pipe(Effect.provideService(LinkcheckStore, store))
       expect(reclaimed.map((check) => [check.uri, check.attempts])).toEqual(

@@ -85,11 +85,11 @@ describe.each(backends)("recovery on %s", (backendName, backend) => {
       yield* Effect.gen(function*() {
         const linkChecker = yield* LinkChecker
         yield* realPause(300)
-        expect((yield* linkChecker.getBatch(created.batch.id)).totals.pending).toBe(12)
+        expect((yield* linkChecker.getBatch(created.batch.id, "every batch")).totals.pending).toBe(12)
         expect(fleet.requestCount(`/ok?orphan=0&on=${backendName}`)).toBe(0)
 
         yield* TestClock.adjust("6 minutes")
-        const report = yield* waitUntil(linkChecker.getBatch(created.batch.id), (r) => r.completedAt !== null)
+        const report = yield* waitUntil(linkChecker.getBatch(created.batch.id, "every batch"), (r) => r.completedAt !== null)
         expect(report.totals).toMatchObject({ links: 12, ok: 12, pending: 0 })
       }).pipe(
         Effect.scoped,

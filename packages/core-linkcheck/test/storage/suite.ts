@@ -259,6 +259,33 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           expect(yield* store.findBatch(batch.id)).toEqual(Option.some(batch))
         }))
 
+      test("finds a batch for its owner, and one without an owner only when no owner is asked for", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const owned = yield* store.createBatch({
+            uris: ["https://owned.example/"],
+            priority: "high",
+            reuseSince: null,
+            webhook: null,
+            owner: "user-a",
+            now: start
+          })
+          const ownerless = yield* store.createBatch({
+            uris: ["https://ownerless.example/"],
+            priority: "high",
+            reuseSince: null,
+            webhook: null,
+            now: start
+          })
+          expect(owned.owner).toBe("user-a")
+          expect(ownerless.owner).toBeNull()
+          expect(yield* store.findBatch(owned.id, "user-a")).toEqual(Option.some(owned))
+          expect(yield* store.findBatch(owned.id, "user-b")).toEqual(Option.none())
+          expect(yield* store.findBatch(owned.id)).toEqual(Option.some(owned))
+          expect(yield* store.findBatch(ownerless.id, "user-a")).toEqual(Option.none())
+          expect(yield* store.findBatch(ownerless.id)).toEqual(Option.some(ownerless))
+        }))
+
       test("reuses pending and completed checks within the window and creates the others", () =>
         Effect.gen(function*() {
           const store = yield* LinkcheckStore

@@ -28,7 +28,7 @@ describe("cleanup", () => {
       expect(oldAgain.status).toBe("pending")
       const fresh = yield* linkChecker.check({ uri: "mailto:new@example.org", checkedWithin: "1 day", synchronous: false })
       expect(fresh.status).toBe("caution")
-      const gone = yield* Effect.flip(linkChecker.getBatch(oldBatch.batch.id))
+      const gone = yield* Effect.flip(linkChecker.getBatch(oldBatch.batch.id, "every batch"))
       expect(gone._tag).toBe("BatchNotFound")
     }).pipe(Effect.provide(Layer.unwrapEffect(Effect.sync(() => linkcheckWithoutWorkers(fleet, layerMemory()))))))
 })

@@ -22,6 +22,12 @@ export const SSO_APPLICATION = "sso"
 /** The services other cores guard their APIs with, created at first start with the SSO's own application. */
 export const SERVICE_APPLICATIONS = ["email-alert-api", "link-checker-api"] as const
 
+/** What each service's application knows beyond `signin`: on link-checker-api, `admin` sees every caller's batches. */
+export const SERVICE_PERMISSIONS: { readonly [Name in (typeof SERVICE_APPLICATIONS)[number]]: ReadonlyArray<string> } = {
+  "email-alert-api": [],
+  "link-checker-api": [ADMIN]
+}
+
 /** A permission name: 1 to 100 printable characters without spaces. */
 export const isPermissionName = (name: string): boolean => /^[\x21-\x7e]{1,100}$/.test(name)
 

@@ -1,6 +1,14 @@
 import { Duration, Effect, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
-import { ADMIN, normalisePermissions, SERVICE_APPLICATIONS, SIGNIN, SSO_APPLICATION, SUPERADMIN } from "../domain/permissions"
+import {
+  ADMIN,
+  normalisePermissions,
+  SERVICE_APPLICATIONS,
+  SERVICE_PERMISSIONS,
+  SIGNIN,
+  SSO_APPLICATION,
+  SUPERADMIN
+} from "../domain/permissions"
 import { hashSecret } from "../domain/secrets"
 import { isTotpSecret } from "../domain/twoStep"
 import { Actor } from "./Actor"
@@ -76,6 +84,13 @@ const ssoApplication = (issuer: string) => ({
   permissions: [ADMIN, SUPERADMIN]
 })
 
+const serviceApplication = (name: (typeof SERVICE_APPLICATIONS)[number], issuer: string) => ({
+  name,
+  homeUri: issuer,
+  redirectUris: [],
+  permissions: SERVICE_PERMISSIONS[name]
+})
+
 /** An admin's first password: 24 characters from 144 random bits. */
 const newPassword = () => randomBytes(18).toString("base64url")
 
@@ -91,7 +106,7 @@ export const firstStart = Effect.gen(function*() {
     if ((yield* store.listApplications).length > 0) return Option.none<ReadonlyArray<NewSecret>>()
     yield* directory.createApplication(ssoApplication(settings.issuer))
     for (const name of SERVICE_APPLICATIONS) {
-      yield* directory.createApplication({ name, homeUri: settings.issuer, redirectUris: [] })
+      yield* directory.createApplication(serviceApplication(name, settings.issuer))
     }
     const password = newPassword()
     yield* directory.createUser({ email: "admin@civicstack.local", name: "Administrator", password, admin: true })
@@ -129,7 +144,7 @@ export const applyBootstrap = (document: BootstrapDocument) =>
       // the other services' applications always exist, so that a file can grant their permissions without listing them
       const listed = new Set(document.applications.map((application) => application.name))
       for (const name of SERVICE_APPLICATIONS.filter((name) => !listed.has(name))) {
-        yield* directory.ensureApplication({ name, homeUri: settings.issuer, redirectUris: [] })
+        yield* directory.ensureApplication(serviceApplication(name, settings.issuer))
       }
       for (const application of document.applications) {
         const { created } = yield* directory.ensureApplication({

@@ -16,6 +16,7 @@ export const storedBatchRecord = (state: State, batch: StoredBatch): BatchRecord
   createdAt: batch.createdAt,
   completedAt: batch.completedAt,
   webhook: batch.webhook,
+  owner: batch.owner,
   checks: batch.checkIds.map((id) => recordOf(Option.getOrThrow(checkOf(state, id))))
 })
 
@@ -41,6 +42,7 @@ export const createBatch = (initial: State, batch: NewBatch): readonly [BatchRec
     createdAt: batch.now,
     completedAt: pendingLinks > 0 ? null : latestCompletion(checks) ?? batch.now,
     webhook: batch.webhook,
+    owner: batch.owner ?? null,
     checkIds: checks.map((check) => check.id),
     pendingLinks,
     webhookAttempts: []

@@ -30,6 +30,7 @@ export interface StoredBatch {
   readonly createdAt: Date
   readonly completedAt: Date | null
   readonly webhook: Webhook | null
+  readonly owner: string | null
   readonly checkIds: ReadonlyArray<string>
   readonly pendingLinks: number
   readonly webhookAttempts: ReadonlyArray<WebhookAttempt>

@@ -45,10 +45,13 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
 
   const insertBatch = (batch: NewBatch, pendingLinks: number, completedAt: Date | null) =>
     sql`
-      INSERT INTO linkcheck.batches AS b (created_at, completed_at, webhook_uri, webhook_secret_token, pending_links)
+      INSERT INTO linkcheck.batches AS b (
+        created_at, completed_at, webhook_uri, webhook_secret_token, pending_links, owner
+      )
       VALUES (
         ${timestamp(batch.now)}::timestamptz, ${completedAt === null ? null : timestamp(completedAt)}::timestamptz,
-        ${batch.webhook?.uri ?? null}::text, ${batch.webhook?.secretToken ?? null}::text, ${pendingLinks}::integer
+        ${batch.webhook?.uri ?? null}::text, ${batch.webhook?.secretToken ?? null}::text, ${pendingLinks}::integer,
+        ${batch.owner ?? null}::text
       )
       RETURNING ${batchColumns}
     `.pipe(Effect.flatMap(decodeRows(BatchRow)), Effect.map((rows) => rows[0]!))
@@ -90,14 +93,18 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
         createdAt: row.created_at,
         completedAt: row.completed_at,
         webhook: webhookOf(row.webhook_uri, row.webhook_secret_token),
+        owner: row.owner,
         checks
       } satisfies BatchRecord
     })).pipe(Effect.mapError(storeError("createBatch")))
 
-  const findBatch = (id: number) =>
+  const findBatch = (id: number, owner?: string) =>
     Effect.gen(function*() {
       if (!isBatchId(id)) return Option.none()
-      const [batch] = yield* sql`SELECT ${batchColumns} FROM linkcheck.batches b WHERE b.id = ${id}::bigint`.pipe(
+      const [batch] = yield* sql`
+        SELECT ${batchColumns} FROM linkcheck.batches b
+        WHERE b.id = ${id}::bigint AND (${owner ?? null}::text IS NULL OR b.owner = ${owner ?? null}::text)
+      `.pipe(
         Effect.flatMap(decodeRows(BatchRow))
       )
       if (batch === undefined) return Option.none()
@@ -111,6 +118,7 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
         createdAt: batch.created_at,
         completedAt: batch.completed_at,
         webhook: webhookOf(batch.webhook_uri, batch.webhook_secret_token),
+        owner: batch.owner,
         checks: checks.map(checkRecordOf)
       })
     }).pipe(Effect.mapError(storeError("findBatch")))
