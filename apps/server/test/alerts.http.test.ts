@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ALERTS_TOKEN, alertsCallerBootstrap, alertsFetch, NO_ALERTS_TOKEN } from "./alertsCaller"
+import { ALERTS_TOKEN, alertsCallerBootstrap, alertsFetch, NO_ALERTS_TOKEN, OTHER_ALERTS_TOKEN } from "./alertsCaller"
 import { type InProcessServer, startInProcessServer } from "./inProcessServer"
 import { readOutbox, until } from "./outbox"
 
@@ -119,5 +119,47 @@ describe("the email alert API in the reference server", () => {
     }
     expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(["/subscriber-lists", "/notifications", "/healthcheck"]))
     expect(Object.values(document.components.securitySchemes)).toContainEqual(expect.objectContaining({ scheme: "bearer" }))
+  })
+})
+
+describe("auth-token requests per caller", () => {
+  let limited: InProcessServer
+  beforeAll(async () => {
+    limited = await startInProcessServer({
+      CIVICSTACK_BOOTSTRAP: caller.file,
+      SERVICES: "sso,alerts",
+      ALERTS_AUTH_TOKENS_PER_CALLER: "3"
+    })
+  })
+  afterAll(() => limited?.close())
+
+  const ask = (address: string, token = ALERTS_TOKEN) =>
+    alertsFetch(`${limited.url}/subscribers/auth-token`, { token, body: { address, destination: "/email/manage" } })
+
+  it("answers a caller 429 with Retry-After once it asked for its hourly number, before looking the address up; another caller goes on", async () => {
+    const list = await alertsFetch(`${limited.url}/subscriber-lists`, { body: { title: "Flood", tags: { topics: ["flood"] } } })
+    const listId = (await list.json() as { subscriber_list: { id: number } }).subscriber_list.id
+    const addresses = Array.from({ length: 6 }, (_, index) => `flood-${index}@example.org`)
+    for (const address of addresses) {
+      expect((await alertsFetch(`${limited.url}/subscriptions`, { body: { address, subscriber_list_id: listId } })).status).toBe(201)
+    }
+
+    const flood = await Promise.all(addresses.slice(0, 5).map((address) => ask(address)))
+    expect(flood.map((response) => response.status).sort()).toEqual([201, 201, 201, 429, 429])
+    const refused = flood.find((response) => response.status === 429)!
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(3500)
+    expect(await refused.json()).toEqual({ error: expect.stringContaining("try again later") })
+    // an unknown address is refused the same: a spent caller cannot learn which addresses are subscribers
+    expect((await ask("nobody@example.org")).status).toBe(429)
+
+    expect((await ask(addresses[5]!, OTHER_ALERTS_TOKEN)).status).toBe(201)
+    const sent = await until(
+      async () => (await readOutbox(limited.dataDir)).filter((each) => each.subject === "Confirm your email address"),
+      (messages) => messages.length >= 4,
+      "the auth-token emails"
+    )
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    expect((await readOutbox(limited.dataDir)).filter((each) => each.subject === "Confirm your email address")).toHaveLength(sent.length)
+    expect(sent).toHaveLength(4)
   })
 })

@@ -7,10 +7,10 @@ export const LINKCHECK_TOKEN = "1c1c1c1c1c1c1c1c2d2d2d2d2d2d2d2d"
 export const NO_SIGNIN_TOKEN = "3e3e3e3e3e3e3e3e4f4f4f4f4f4f4f4f"
 
 /** A second caller with `signin`, who must not see the first one's batches. */
-export const OTHER_LINKCHECK_TOKEN = "5a5a5a5a5a5a5a5a6b6b6b6b6b6b6b6b"
+export const OTHER_LINKCHECK_TOKEN = "0a0a0a0a0a0a0a0a1b1b1b1b1b1b1b1b"
 
 /** A caller with `signin` and `admin` on `link-checker-api`: sees every caller's batches. */
-export const LINKCHECK_ADMIN_TOKEN = "7c7c7c7c7c7c7c7c8d8d8d8d8d8d8d8d"
+export const LINKCHECK_ADMIN_TOKEN = "2c2c2c2c2c2c2c2c3d3d3d3d3d3d3d3d"
 
 /** The header every request to the link checking API carries. */
 export const asLinkcheckCaller = { authorization: `Bearer ${LINKCHECK_TOKEN}` } as const

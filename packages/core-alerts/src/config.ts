@@ -19,13 +19,15 @@ const QueueAgeSeconds = WholeNumber(1, 31_536_000, "seconds")
 
 const ChunkConcurrency = WholeNumber(1, 64, "chunks")
 
+const RequestsPerHour = WholeNumber(1, 1_000_000, "requests an hour")
+
 const ordered = <A>(names: Thresholds<string>, thresholds: Thresholds<A>, atMost: (a: A, b: A) => boolean) =>
   atMost(thresholds.warning, thresholds.critical)
     ? Either.right(thresholds)
     : Either.left(ConfigError.InvalidData([], `${names.warning} must not be above ${names.critical}`))
 
 /** What `alertsConfig` reads: settings to spread into those given to `layerSql` or `layerMemory`. */
-export interface AlertsConfig extends Pick<AlertsSettings, "authTokenIssuer" | "healthThresholds"> {
+export interface AlertsConfig extends Pick<AlertsSettings, "authTokenIssuer" | "authTokenLimit" | "healthThresholds"> {
   readonly delivery: Pick<DeliverySettings, "fanOutChunkConcurrency">
   /** Absent when `ALERTS_AUTH_TOKEN_SECRET` is unset: the host then decides (required in production). */
   readonly authTokenSecret?: Redacted.Redacted<string>
@@ -35,7 +37,8 @@ const defaults = defaultAlertsSettings.healthThresholds
 
 /**
  * The email alert section of a host's configuration, read under `ALERTS_`: `ALERTS_AUTH_TOKEN_SECRET` (at least 32
- * characters), `ALERTS_AUTH_TOKEN_ISSUER`, `ALERTS_QUEUE_SIZE_WARNING` and `_CRITICAL` (emails and jobs),
+ * characters), `ALERTS_AUTH_TOKEN_ISSUER`, `ALERTS_AUTH_TOKENS_PER_ADDRESS` and `ALERTS_AUTH_TOKENS_PER_CALLER` (an
+ * hour), `ALERTS_QUEUE_SIZE_WARNING` and `_CRITICAL` (emails and jobs),
  * `ALERTS_QUEUE_AGE_WARNING_SECONDS` and `_CRITICAL_SECONDS`, `ALERTS_FAN_OUT_CHUNK_CONCURRENCY` (chunks of one
  * notification written at once; each takes a database connection). Each value names what it expects when it is wrong;
  * unset values take the defaults. `PUBLIC_SITE_URL` is the host's and comes in through the settings.
@@ -49,6 +52,14 @@ export const alertsConfig: Config.Config<AlertsConfig> = Config.all({
   authTokenIssuer: Schema.Config("AUTH_TOKEN_ISSUER", Issuer).pipe(
     Config.withDefault(defaultAlertsSettings.authTokenIssuer)
   ),
+  authTokenLimit: Config.all({
+    perAddress: Schema.Config("AUTH_TOKENS_PER_ADDRESS", RequestsPerHour).pipe(
+      Config.withDefault(defaultAlertsSettings.authTokenLimit.perAddress)
+    ),
+    perCaller: Schema.Config("AUTH_TOKENS_PER_CALLER", RequestsPerHour).pipe(
+      Config.withDefault(defaultAlertsSettings.authTokenLimit.perCaller)
+    )
+  }).pipe(Config.map((limits) => ({ ...limits, window: Duration.hours(1) }))),
   fanOutChunkConcurrency: Schema.Config("FAN_OUT_CHUNK_CONCURRENCY", ChunkConcurrency).pipe(
     Config.withDefault(defaultDeliverySettings.fanOutChunkConcurrency)
   ),
@@ -69,8 +80,9 @@ export const alertsConfig: Config.Config<AlertsConfig> = Config.all({
     ordered({ warning: "QUEUE_AGE_WARNING_SECONDS", critical: "QUEUE_AGE_CRITICAL_SECONDS" }, ages, Duration.lessThanOrEqualTo)
   ))
 }).pipe(
-  Config.map(({ authTokenIssuer, authTokenSecret, fanOutChunkConcurrency, queueAge, queueSize }): AlertsConfig => ({
+  Config.map(({ authTokenIssuer, authTokenLimit, authTokenSecret, fanOutChunkConcurrency, queueAge, queueSize }): AlertsConfig => ({
     authTokenIssuer,
+    authTokenLimit,
     delivery: { fanOutChunkConcurrency },
     healthThresholds: { queueSize, queueAge },
     ...Option.match(authTokenSecret, { onNone: () => ({}), onSome: (secret) => ({ authTokenSecret: secret }) })

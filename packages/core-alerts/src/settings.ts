@@ -25,8 +25,16 @@ export interface AlertsSettings {
   readonly authTokenSecret: Redacted.Redacted<string>
   /** The `iss` claim of the auth-token JWTs. */
   readonly authTokenIssuer: string
-  /** Auth-token emails one address may be sent within `window`; more are refused with 429 until the oldest leaves it. */
-  readonly authTokenLimit: { readonly perAddress: number; readonly window: Duration.Duration }
+  /**
+   * Auth-token emails one address may be sent within `window` (more are refused with 429 until the oldest leaves
+   * it), and auth-token requests one caller of the API may make within a window of that length (more are refused
+   * with 429 until it ends, before the address is looked up).
+   */
+  readonly authTokenLimit: {
+    readonly perAddress: number
+    readonly perCaller: number
+    readonly window: Duration.Duration
+  }
   readonly healthThresholds: HealthThresholds
   /** How emails are made and sent (`publicSiteUrl` above is theirs too); unset fields take their defaults. */
   readonly delivery: Partial<Omit<DeliverySettings, "publicSiteUrl">>
@@ -41,7 +49,7 @@ export interface AlertsSettings {
 export const defaultAlertsSettings: Omit<AlertsSettings, "authTokenSecret"> = {
   publicSiteUrl: "http://localhost:3000",
   authTokenIssuer: "civicstack-email-alerts",
-  authTokenLimit: { perAddress: 5, window: Duration.hours(1) },
+  authTokenLimit: { perAddress: 5, perCaller: 1_000, window: Duration.hours(1) },
   healthThresholds: {
     queueSize: { warning: 75_000, critical: 100_000 },
     queueAge: { warning: Duration.seconds(150), critical: Duration.seconds(300) }

@@ -2,6 +2,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type * as HttpApi from "@effect/platform/HttpApi"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Caller } from "@civicstack/kit/access"
 import { Effect, Layer, Schema } from "effect"
 import type { AlertsGroup, AlertsHealthGroup } from "../api/AlertsApi"
 import { InvalidRequest, refusalOf } from "../api/errors"
@@ -131,9 +132,14 @@ export const alertsHandlers = <ApiId extends string, E, R>(
             ))
           .handle("unsubscribe", ({ path }) => alerts.unsubscribe(path.id).pipe(Effect.catchTag("StoreError", Effect.die)))
           .handleRaw("sendAuthToken", ({ request }) =>
-            decodeBody(AuthTokenBody)(request).pipe(
-              Effect.flatMap((body) =>
-                alerts.sendAuthToken({ address: body.address, destination: body.destination, redirect: body.redirect })
+            Effect.all([decodeBody(AuthTokenBody)(request), Caller]).pipe(
+              Effect.flatMap(([body, caller]) =>
+                alerts.sendAuthToken({
+                  address: body.address,
+                  destination: body.destination,
+                  redirect: body.redirect,
+                  caller: caller.uid
+                })
               ),
               Effect.map((subscriber) => ({ subscriber: subscriberToWire(subscriber) })),
               Effect.catchTag("TooManyAuthTokens", ({ error, retryAfterSeconds }) =>

@@ -1,4 +1,5 @@
 import { migrateSchema } from "@civicstack/kit"
+import { countAllowances } from "./countAllowances"
 import { createAlertsTables } from "./createAlertsTables"
 import { createEmailTables } from "./createEmailTables"
 import { indexSingleEmails } from "./indexSingleEmails"
@@ -14,6 +15,7 @@ export const migrate = migrateSchema({
     "2_create_emails": createEmailTables,
     "3_unlink_email_subscriptions": unlinkEmailSubscriptions,
     "4_subscription_ids_on_emails": subscriptionIdsOnEmails,
-    "5_index_single_emails": indexSingleEmails
+    "5_index_single_emails": indexSingleEmails,
+    "6_count_allowances": countAllowances
   }
 })

@@ -47,6 +47,8 @@ export interface AuthTokenRequest {
   readonly destination: string
   /** A path on the public site for after authenticating; carried in the token. */
   readonly redirect?: string | null | undefined
+  /** Who asks (`Caller`'s uid): each caller's requests count against `authTokenLimit.perCaller`. */
+  readonly caller: string
 }
 
 export interface SubscriberSubscriptions {
@@ -222,7 +224,11 @@ const make = Effect.gen(function*() {
       ? store.endSubscription(id.toLowerCase(), "unsubscribed").pipe(Effect.flatMap(orFail(subscriptionNotFound)), Effect.asVoid)
       : Effect.fail(subscriptionNotFound)
 
-  const sendAuthToken = ({ address, destination, redirect }: AuthTokenRequest) =>
+  /** Whole seconds, at least one, until `instant`: a `Retry-After`. */
+  const secondsUntil = (instant: Date) =>
+    Effect.map(Clock.currentTimeMillis, (at) => Math.max(1, Math.ceil((instant.getTime() - at) / 1000)))
+
+  const sendAuthToken = ({ address, caller, destination, redirect }: AuthTokenRequest) =>
     Effect.gen(function*() {
       const checked = yield* checkedAddress("address", address)
       const badPaths = Object.fromEntries(
@@ -231,7 +237,14 @@ const make = Effect.gen(function*() {
           .map(([field]) => [field, SITE_PATH_PROBLEM])
       )
       if (Object.keys(badPaths).length > 0) return yield* refused(badPaths)
-      const { perAddress, window } = settings.authTokenLimit
+      const { perAddress, perCaller, window } = settings.authTokenLimit
+      const callers = yield* store.useAllowance(`auth-token:${caller}`, perCaller, window)
+      if (!callers.granted) {
+        return yield* new TooManyAuthTokens({
+          error: `This caller asked for ${perCaller} emails to confirm addresses within ${Duration.format(window)}; try again later`,
+          retryAfterSeconds: yield* secondsUntil(callers.renewsAt)
+        })
+      }
       return yield* store.transaction(Effect.gen(function*() {
         const found = yield* Effect.flatMap(store.subscriberByAddress(checked), orFail(subscriberNotFound))
         // requests for one address count one after another, each seeing the emails of those before it
@@ -241,7 +254,7 @@ const make = Effect.gen(function*() {
         if (recent.count >= perAddress && recent.oldest !== null) {
           return yield* new TooManyAuthTokens({
             error: `This address was sent ${perAddress} emails to confirm it within ${Duration.format(window)}; try again later`,
-            retryAfterSeconds: Math.max(1, Math.ceil((recent.oldest.getTime() + Duration.toMillis(window) - at) / 1000))
+            retryAfterSeconds: yield* secondsUntil(new Date(recent.oldest.getTime() + Duration.toMillis(window)))
           })
         }
         const subscriber = Option.getOrElse(yield* store.reactivateSubscriber(found.id), () => found)

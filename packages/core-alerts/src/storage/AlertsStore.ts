@@ -1,6 +1,6 @@
 import type { StoreError } from "@civicstack/kit"
 import { Context, Schema } from "effect"
-import type { Effect, Option } from "effect"
+import type { Duration, Effect, Option } from "effect"
 import type { EmailAddress } from "../domain/address"
 import type { ListCriteria } from "../domain/criteria"
 import type { NotificationFacts } from "../domain/matching"
@@ -88,6 +88,9 @@ export interface EndedSubscription {
   readonly subscriberDeactivated: boolean
 }
 
+/** One use of an allowance: granted, or refused until its window ends. */
+export type AllowanceUse = { readonly granted: true } | { readonly granted: false; readonly renewsAt: Date }
+
 /**
  * Storage of subscriber lists, subscribers, subscriptions and notifications. Memory and SQL adapters pass one shared
  * suite. Every operation is atomic on its own and takes its time from `Clock`; `transaction` groups several (on SQL,
@@ -131,6 +134,15 @@ export class AlertsStore extends Context.Tag("@civicstack/core-alerts/AlertsStor
    * decisions that read what those would write (how many emails the address was sent).
    */
   readonly lockSubscriber: (id: number) => Effect.Effect<void, StoreError>
+  /**
+   * Counts one use of `key`'s allowance of `limit` uses per `window`, a window starting at the first use after the
+   * last one ended. A spent allowance counts nothing and says when its window ends.
+   */
+  readonly useAllowance: (
+    key: string,
+    limit: number,
+    window: Duration.Duration
+  ) => Effect.Effect<AllowanceUse, StoreError>
 
   /**
    * Keeps one active subscription per subscriber and list: creates it, keeps it, or replaces it when the frequency

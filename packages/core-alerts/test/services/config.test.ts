@@ -15,6 +15,7 @@ describe("alertsConfig: the ALERTS_ section", () => {
       expect(Duration.toSeconds(config.healthThresholds.queueAge.warning)).toBe(150)
       expect(Duration.toSeconds(config.healthThresholds.queueAge.critical)).toBe(300)
       expect(config.delivery).toEqual({ fanOutChunkConcurrency: 1 })
+      expect(config.authTokenLimit).toEqual({ perAddress: 5, perCaller: 1000, window: Duration.hours(1) })
     }))
 
   it.effect("reads the secret as Redacted, the issuer and the thresholds", () =>
@@ -27,9 +28,12 @@ describe("alertsConfig: the ALERTS_ section", () => {
         ALERTS_QUEUE_SIZE_CRITICAL: "20",
         ALERTS_QUEUE_AGE_WARNING_SECONDS: "30",
         ALERTS_QUEUE_AGE_CRITICAL_SECONDS: "60",
-        ALERTS_FAN_OUT_CHUNK_CONCURRENCY: "3"
+        ALERTS_FAN_OUT_CHUNK_CONCURRENCY: "3",
+        ALERTS_AUTH_TOKENS_PER_ADDRESS: "2",
+        ALERTS_AUTH_TOKENS_PER_CALLER: "40"
       }))
       expect(config.delivery).toEqual({ fanOutChunkConcurrency: 3 })
+      expect(config.authTokenLimit).toEqual({ perAddress: 2, perCaller: 40, window: Duration.hours(1) })
       expect(Redacted.isRedacted(config.authTokenSecret)).toBe(true)
       expect(Redacted.value(config.authTokenSecret!)).toBe(secret)
       expect(String(config.authTokenSecret)).not.toContain(secret)
@@ -47,6 +51,8 @@ describe("alertsConfig: the ALERTS_ section", () => {
         [{ ALERTS_QUEUE_SIZE_CRITICAL: "0" }, "QUEUE_SIZE_CRITICAL", "whole number"],
         [{ ALERTS_QUEUE_AGE_WARNING_SECONDS: "1.5" }, "QUEUE_AGE_WARNING_SECONDS", "seconds"],
         [{ ALERTS_FAN_OUT_CHUNK_CONCURRENCY: "0" }, "FAN_OUT_CHUNK_CONCURRENCY", "from 1 to 64"],
+        [{ ALERTS_AUTH_TOKENS_PER_CALLER: "0" }, "AUTH_TOKENS_PER_CALLER", "requests an hour"],
+        [{ ALERTS_AUTH_TOKENS_PER_ADDRESS: "lots" }, "AUTH_TOKENS_PER_ADDRESS", "requests an hour"],
         [{ ALERTS_QUEUE_SIZE_WARNING: "30", ALERTS_QUEUE_SIZE_CRITICAL: "20" }, "QUEUE_SIZE", "must not be above"],
         [{ ALERTS_QUEUE_AGE_WARNING_SECONDS: "400" }, "QUEUE_AGE", "must not be above"]
       ]

@@ -124,13 +124,13 @@ describe("what the service does in one transaction (PGlite)", () => {
       yield* alerts.deactivateSubscriber(subscription.subscriberId)
 
       failures.email = true
-      const failed = yield* Effect.exit(alerts.sendAuthToken({ address: "ann@example.org", destination: "/manage" }))
+      const failed = yield* Effect.exit(alerts.sendAuthToken({ address: "ann@example.org", destination: "/manage", caller: "public-site" }))
       failures.email = false
       expect(Exit.isFailure(failed)).toBe(true)
       const subscriber = Option.getOrThrow(yield* store.subscriberById(subscription.subscriberId))
       expect(subscriber.deactivatedAt).not.toBeNull()
 
-      const sent = yield* alerts.sendAuthToken({ address: "ann@example.org", destination: "/manage" })
+      const sent = yield* alerts.sendAuthToken({ address: "ann@example.org", destination: "/manage", caller: "public-site" })
       expect(sent.deactivatedAt).toBeNull()
     }).pipe(Effect.provide(service)))
 

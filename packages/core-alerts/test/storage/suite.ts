@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
-import { Effect, Either, Option } from "effect"
+import { Duration, Effect, Either, Option } from "effect"
 import fc from "fast-check"
 import type { CriterionValue } from "../../src/api/index"
 import { keyedRecord } from "../../src/api/index"
@@ -270,6 +270,35 @@ export const alertsStoreSuite = (name: string, backend: () => Layer.Layer<Alerts
         yield* clockAt(20)
         expect(yield* store.reactivateSubscriber(ada.id)).toEqual(Option.some({ ...ada, deactivatedAt: null, updatedAt: at(20) }))
         expect(yield* store.reactivateSubscriber(ada.id + 1)).toEqual(Option.none())
+      }))
+    })
+
+    describe("allowances", () => {
+      test("grants `limit` uses per window from its first use, counts no refused one, and starts anew after it", Effect.gen(function*() {
+        const store = yield* AlertsStore
+        const window = Duration.seconds(60)
+        const use = (key: string) => store.useAllowance(key, 2, window)
+        yield* clockAt(10)
+        expect(yield* use("caller-a")).toEqual({ granted: true })
+        yield* clockAt(30)
+        expect(yield* use("caller-a")).toEqual({ granted: true })
+        expect(yield* use("caller-a")).toEqual({ granted: false, renewsAt: at(70) })
+        expect(yield* use("caller-b")).toEqual({ granted: true })
+        yield* clockAt(69)
+        expect(yield* use("caller-a")).toEqual({ granted: false, renewsAt: at(70) })
+        yield* clockAt(70)
+        expect(yield* use("caller-a")).toEqual({ granted: true })
+        expect(yield* use("caller-a")).toEqual({ granted: true })
+        expect(yield* use("caller-a")).toEqual({ granted: false, renewsAt: at(130) })
+      }))
+
+      test("grants no more than `limit` of many uses at once", Effect.gen(function*() {
+        const store = yield* AlertsStore
+        const uses = yield* Effect.all(
+          Array.from({ length: 12 }, () => store.useAllowance("busy-caller", 3, Duration.hours(1))),
+          { concurrency: "unbounded" }
+        )
+        expect(uses.filter((use) => use.granted)).toHaveLength(3)
       }))
     })
 

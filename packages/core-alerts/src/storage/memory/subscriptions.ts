@@ -1,6 +1,6 @@
 import type { Context } from "effect"
 import { now, StoreError } from "@civicstack/kit"
-import { Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { addressKey } from "../../domain/address"
 import { byCodeUnit, criteriaDigest } from "../../domain/criteria"
@@ -8,7 +8,7 @@ import { listMatches } from "../../domain/matching"
 import type { Notification, Subscriber, SubscriberList, Subscription } from "../../domain/records"
 import { firstFreeSlug, slugify } from "../../domain/slug"
 import { AddressTaken, AlertsStore, DuplicateContentChange } from "../AlertsStore"
-import type { EndingReason, Subscribed } from "../AlertsStore"
+import type { AllowanceUse, EndingReason, Subscribed } from "../AlertsStore"
 
 type Store = Context.Tag.Service<AlertsStore>
 
@@ -31,6 +31,7 @@ const makeMemoryStore = (): Store => {
   const lists = new Map<number, SubscriberList>()
   const subscribers = new Map<number, Subscriber>()
   const subscriptions = new Map<string, Subscription>()
+  const allowances = new Map<string, { readonly windowStart: Date; readonly used: number }>()
   const notifications: Array<Notification> = []
   let lastListId = 0
   let lastSubscriberId = 0
@@ -179,6 +180,17 @@ const makeMemoryStore = (): Store => {
       }),
     // the memory store is for tests and scripts of one process: it does not keep concurrent transactions apart
     lockSubscriber: () => Effect.void,
+    useAllowance: (key, limit, window) =>
+      atNow((at): AllowanceUse => {
+        const current = allowances.get(key)
+        const renewed = current === undefined || current.windowStart.getTime() + Duration.toMillis(window) <= at.getTime()
+        const allowance = renewed ? { windowStart: at, used: 0 } : current
+        if (allowance.used >= limit) {
+          return { granted: false, renewsAt: new Date(allowance.windowStart.getTime() + Duration.toMillis(window)) }
+        }
+        allowances.set(key, { ...allowance, used: allowance.used + 1 })
+        return { granted: true }
+      }),
     reactivateSubscriber: (id) =>
       modifySubscriber(id, (subscriber, at) =>
         subscriber.deactivatedAt === null ? subscriber : { ...subscriber, deactivatedAt: null, updatedAt: at }),

@@ -5,7 +5,7 @@ import type * as Statement from "@effect/sql/Statement"
 import { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Context } from "effect"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Duration, Effect, Layer, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { Criteria, keyedRecord } from "../../api/criteria"
 import { EndedReason, Frequency, SubscriptionSource } from "../../api/records"
@@ -16,7 +16,7 @@ import { fanOutJob } from "../../domain/jobs"
 import type { NewNotification, Notification, Subscriber, SubscriberList, Subscription } from "../../domain/records"
 import { firstFreeSlug, slugify } from "../../domain/slug"
 import { AddressTaken, AlertsStore, DuplicateContentChange } from "../AlertsStore"
-import type { Subscribed } from "../AlertsStore"
+import type { AllowanceUse, Subscribed } from "../AlertsStore"
 
 type Store = Context.Tag.Service<AlertsStore>
 
@@ -102,6 +102,8 @@ const toSubscription = (row: typeof SubscriptionRow.Type): Subscription => ({
 
 /** `count(*)` is int8: a string from pg. */
 const Count = RowId
+
+const AllowanceRow = Schema.Struct({ granted: Schema.Boolean, window_start: Timestamp })
 
 const ListWithCountsRow = Schema.Struct({
   ...ListRow.fields,
@@ -390,6 +392,32 @@ const makeSqlStore = (options: SqlStoreOptions) => Effect.gen(function*() {
             WHERE subscriber_id IN (SELECT id FROM deactivated) AND ended_at IS NULL
           )
           SELECT * FROM deactivated`)
+      }),
+    useAllowance: (key, limit, window) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const renewedIfBefore = new Date(at.getTime() - Duration.toMillis(window))
+        // a refused use leaves the row as it was, so the statement's snapshot still shows it
+        const found = yield* firstRow("useAllowance", AllowanceRow, sql`
+          WITH used AS (
+            INSERT INTO alerts.allowances AS a (key, window_start, used) VALUES (${key}, ${at}::timestamptz, 1)
+            ON CONFLICT (key) DO UPDATE SET
+              window_start = CASE WHEN a.window_start <= ${renewedIfBefore}::timestamptz THEN ${at}::timestamptz
+                ELSE a.window_start END,
+              used = CASE WHEN a.window_start <= ${renewedIfBefore}::timestamptz THEN 1 ELSE a.used + 1 END
+            WHERE a.window_start <= ${renewedIfBefore}::timestamptz OR a.used < ${limit}
+            RETURNING a.window_start
+          )
+          SELECT true AS granted, window_start FROM used
+          UNION ALL
+          SELECT false, window_start FROM alerts.allowances WHERE key = ${key} AND NOT EXISTS (SELECT 1 FROM used)`)
+        return Option.match(found, {
+          onNone: (): AllowanceUse => ({ granted: true }),
+          onSome: (row): AllowanceUse =>
+            row.granted
+              ? { granted: true }
+              : { granted: false, renewsAt: new Date(row.window_start.getTime() + Duration.toMillis(window)) }
+        })
       }),
     lockSubscriber: (id) =>
       isRowId(id)
