@@ -205,6 +205,42 @@ describe("email alerts on the embedded database, as operators meet it", () => {
     }
   })
 
+  it("a relay that refuses the service as a sender ends no subscription: delivery pauses, the health check says so", { timeout: 60_000 }, async () => {
+    const sink = await startMailSink({ answerDelayMs: 0, refuseRecipients: { code: 550, text: "5.7.1 Relaying denied" } })
+    const server = await serve(sink, "refused", { DATA_DIR: Path.join(scratch, "relay-refused") })
+    try {
+      const created = await alerts(server, "POST", "/subscriber-lists", { title: "Relay refused", tags: { topics: ["refused"] } })
+      const { subscriber_list: list } = (await created.json()) as { subscriber_list: { id: number } }
+      const subscriptionIds: Array<string> = []
+      for (let n = 0; n < 5; n++) {
+        const subscribed = await alerts(server, "POST", "/subscriptions", { address: `refused-${n}@example.org`, subscriber_list_id: list.id })
+        expect(subscribed.status).toBe(201)
+        subscriptionIds.push(((await subscribed.json()) as { id: string }).id)
+      }
+      await notify(server, "refused")
+      const health = async () => (await (await fetch(`${server.url}/healthcheck`)).json()) as Record<string, any>
+      const deadline = Date.now() + 30_000
+      while ((await health()).checks.delivery.status !== "critical") {
+        if (Date.now() > deadline) throw new Error(`delivery never paused\n${logTail([server])}`)
+        await pause(100)
+      }
+      expect(sink.refusals()).toBeGreaterThan(0)
+      expect(sink.total()).toBe(0)
+      for (const id of subscriptionIds) {
+        const found = await alerts(server, "GET", `/subscriptions/${id}`)
+        expect(found.status).toBe(200)
+        const { subscription } = (await found.json()) as {
+          subscription: { ended_at: string | null; ended_reason: string | null; subscriber: { deactivated_at: string | null } }
+        }
+        expect(subscription).toMatchObject({ ended_at: null, ended_reason: null, subscriber: { deactivated_at: null } })
+      }
+      expect(server.output()).toMatch(/Relaying denied/)
+    } finally {
+      await stop(server)
+      await sink.close()
+    }
+  })
+
   it("answers random requests to every alerts endpoint without a 5xx, and changes nothing", { timeout: 120_000 }, async () => {
     const sink = await startMailSink({ answerDelayMs: 0 })
     const server = await serve(sink, "sweep", { DATA_DIR: Path.join(scratch, "sweep") })

@@ -6,6 +6,8 @@ import { SMTPServer } from "smtp-server"
 export interface SinkOptions {
   /** How long the sink waits before its answer to the end of DATA: keeps deliveries in flight. */
   readonly answerDelayMs: number
+  /** The reply to every RCPT TO, such as a relay's `550 5.7.1 Relaying denied`; each refusal is counted. */
+  readonly refuseRecipients?: { readonly code: number; readonly text: string }
 }
 
 /**
@@ -24,6 +26,8 @@ export interface MailSink {
   readonly duplicates: () => ReadonlyArray<readonly [string, number]>
   readonly recipients: () => ReadonlyArray<string>
   readonly subjects: () => ReadonlySet<string>
+  /** Recipients refused under `refuseRecipients`. */
+  readonly refusals: () => number
   /** Resolves once no message is being received or answered (after a sender is killed, its last ones are settled). */
   readonly settled: () => Promise<void>
   readonly close: () => Promise<void>
@@ -41,6 +45,7 @@ export const startMailSink = async (options: SinkOptions): Promise<MailSink> => 
   const gone = new Set<string>()
   let total = 0
   let inProgress = 0
+  let refusals = 0
   const server = new SMTPServer({
     logger: false,
     disabledCommands: ["STARTTLS"],
@@ -48,6 +53,12 @@ export const startMailSink = async (options: SinkOptions): Promise<MailSink> => 
     authOptional: true,
     onAuth: (auth, _session, callback) => callback(null, { user: auth.username }),
     onClose: (session) => { gone.add(session.id) },
+    onRcptTo: (_address, _session, callback) => {
+      const refusal = options.refuseRecipients
+      if (refusal === undefined) return callback()
+      refusals += 1
+      callback(Object.assign(new Error(refusal.text), { responseCode: refusal.code }))
+    },
     onData: (stream, session, callback) => {
       inProgress += 1
       simpleParser(stream).then(
@@ -76,6 +87,7 @@ export const startMailSink = async (options: SinkOptions): Promise<MailSink> => 
     duplicates: () => [...perRecipient.entries()].filter(([, count]) => count > 1),
     recipients: () => [...perRecipient.keys()],
     subjects: () => subjects,
+    refusals: () => refusals,
     settled: async () => {
       // bounded: a message cut off in the middle ends when its connection's close is noticed
       const deadline = Date.now() + 5_000
