@@ -1,5 +1,6 @@
-#!/usr/bin/env node
-// Runs the built CLI when it exists; in a fresh clone (no build step) runs the TypeScript sources through tsx.
+#!/usr/bin/env -S node --max-old-space-size=256
+// Runs the built CLI when it exists; in a fresh clone (no build step) runs the TypeScript sources through tsx. The
+// heap limit is the one the README recommends (see "Memory"); the shebang is where an installed command can set it.
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { fileURLToPath } from "node:url"

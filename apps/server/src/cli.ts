@@ -8,6 +8,7 @@ import { alertsCommand } from "./commands/alerts"
 import { linkcheckCommand } from "./commands/linkcheck"
 import { ssoCommand } from "./commands/sso"
 import { loggingLayer } from "./logging"
+import serverPackage from "../package.json" with { type: "json" }
 
 const loadConfig = Effect.suspend(() => parseServerConfig(process.env))
 
@@ -29,7 +30,7 @@ const civicstack = Command.make("civicstack").pipe(
   Command.withSubcommands([serve, migrate, ssoCommand, alertsCommand, linkcheckCommand])
 )
 
-const run = Command.run(civicstack, { name: "civicstack", version: "0.1.0" })
+const run = Command.run(civicstack, { name: "civicstack", version: serverPackage.version })
 
 run(process.argv).pipe(
   Effect.catchIf(

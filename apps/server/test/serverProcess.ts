@@ -9,10 +9,18 @@ export interface ServerProcess {
   readonly exited: Promise<number | null>
 }
 
-/** Starts `civicstack <args>`, built from the sources for this run, with only the given environment on top of PATH. */
-export const startCli = async (args: ReadonlyArray<string>, env: Record<string, string>): Promise<ServerProcess> => {
+/**
+ * Starts `civicstack <args>`, built from the sources for this run (or the `civicstack` executable given), with only
+ * the given environment on top of PATH.
+ */
+export const startCli = async (
+  args: ReadonlyArray<string>,
+  env: Record<string, string>,
+  executable?: string
+): Promise<ServerProcess> => {
   const port = env.PORT ?? String(await freePort())
-  const child = spawn(process.execPath, [builtCli, ...args], {
+  const [command, ...commandArgs] = executable === undefined ? [process.execPath, builtCli] : [executable]
+  const child = spawn(command!, [...commandArgs, ...args], {
     env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: port, ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })

@@ -2,7 +2,7 @@
  * Draws the screenshots of the sign-on's pages that the core's README shows, from a server in this process on the
  * embedded database, in Debian's chromium:
  *
- *   node --conditions=@civicstack/source --import tsx apps/server/scripts/ssoScreenshots.ts packages/core-sso/docs
+ *   node --conditions=@civicstack/source --import tsx apps/server/tools/ssoScreenshots.ts packages/core-sso/docs
  */
 import * as Path from "node:path"
 import { startInProcessServer } from "../test/inProcessServer"
