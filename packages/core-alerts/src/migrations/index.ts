@@ -2,6 +2,7 @@ import { migrateSchema } from "@civicstack/kit"
 import { createAlertsTables } from "./createAlertsTables"
 import { createEmailTables } from "./createEmailTables"
 import { indexSingleEmails } from "./indexSingleEmails"
+import { storeNotificationContentOnce } from "./storeNotificationContentOnce"
 import { subscriptionIdsOnEmails } from "./subscriptionIdsOnEmails"
 import { unlinkEmailSubscriptions } from "./unlinkEmailSubscriptions"
 
@@ -14,6 +15,8 @@ export const migrate = migrateSchema({
     "2_create_emails": createEmailTables,
     "3_unlink_email_subscriptions": unlinkEmailSubscriptions,
     "4_subscription_ids_on_emails": subscriptionIdsOnEmails,
-    "5_index_single_emails": indexSingleEmails
+    "5_index_single_emails": indexSingleEmails,
+    // 6 is taken by a change made in parallel
+    "7_store_notification_content_once": storeNotificationContentOnce
   }
 })
