@@ -3,17 +3,28 @@ import { escapeLinkText } from "./bodyParts"
 import { siteLink, unsubscribeUrlPrefix } from "./links"
 import type { Notification } from "./records"
 
-/**
- * What one notification's immediate email says. The store writes, per subscriber, `bodyBefore`, then one
- * `unsubscribeLine` per matching subscription (by list title), then `bodyAfter`.
- */
-export interface ImmediateEmailContent {
+/** What every immediate email of one notification says: stored once per notification, not in each email. */
+export interface SharedEmailContent {
   readonly subject: string
   readonly bodyBefore: string
   readonly bodyAfter: string
+}
+
+/**
+ * What one notification's immediate email says. Each subscriber's body is `bodyBefore`, then one `unsubscribeLine`
+ * per matching subscription (by list title), then `bodyAfter` (see `immediateEmailBody`).
+ */
+export interface ImmediateEmailContent extends SharedEmailContent {
   /** The subscription's id is appended to make its unsubscribe link. */
   readonly unsubscribeUrlPrefix: string
 }
+
+/** A subscriber's immediate email: the notification's shared content around the subscriber's unsubscribe lines. */
+export const immediateEmailBody = (
+  content: Pick<SharedEmailContent, "bodyBefore" | "bodyAfter">,
+  unsubscribeLines: string
+) =>
+  `${content.bodyBefore}${unsubscribeLines}${content.bodyAfter}`
 
 const paragraphs = (...parts: ReadonlyArray<string | null>) =>
   parts.filter((part): part is string => part !== null && part.trim() !== "").join("\n\n")

@@ -3,6 +3,7 @@ import { countAllowances } from "./countAllowances"
 import { createAlertsTables } from "./createAlertsTables"
 import { createEmailTables } from "./createEmailTables"
 import { indexSingleEmails } from "./indexSingleEmails"
+import { storeNotificationContentOnce } from "./storeNotificationContentOnce"
 import { subscriptionIdsOnEmails } from "./subscriptionIdsOnEmails"
 import { unlinkEmailSubscriptions } from "./unlinkEmailSubscriptions"
 
@@ -16,6 +17,7 @@ export const migrate = migrateSchema({
     "3_unlink_email_subscriptions": unlinkEmailSubscriptions,
     "4_subscription_ids_on_emails": subscriptionIdsOnEmails,
     "5_index_single_emails": indexSingleEmails,
-    "6_count_allowances": countAllowances
+    "6_count_allowances": countAllowances,
+    "7_store_notification_content_once": storeNotificationContentOnce
   }
 })

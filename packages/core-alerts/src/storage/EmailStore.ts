@@ -1,7 +1,7 @@
 import { Context } from "effect"
 import type { Duration, Effect, Option } from "effect"
 import type { StoreError } from "@civicstack/kit"
-import type { ImmediateEmailContent } from "../domain/compose"
+import type { SharedEmailContent } from "../domain/compose"
 import type { DigestEntry, DigestRun, DigestWindow, NewDigestEmail } from "../domain/digests"
 import type { Notification } from "../domain/records"
 import type { Retention } from "../settings"
@@ -21,15 +21,25 @@ export interface FanOutChunk {
   /** Subscribers with an id above this and at most `throughSubscriberId` are reached by this chunk. */
   readonly afterSubscriberId: number
   readonly throughSubscriberId: number
-  readonly content: ImmediateEmailContent
+  /** The subscription's id is appended to make its unsubscribe link. */
+  readonly unsubscribeUrlPrefix: string
 }
+
+/**
+ * The body of a claimed email: its whole text (single and digest emails, and notification emails stored before
+ * migration 7), or the subscriber's unsubscribe lines, which go inside the notification's shared content
+ * (`contentsOf`, `immediateEmailBody`).
+ */
+export type ClaimedBody =
+  | { readonly _tag: "Whole"; readonly text: string }
+  | { readonly _tag: "AroundSharedContent"; readonly notificationId: string; readonly unsubscribeLines: string }
 
 /** An email leased to one worker. `attempt` (1 on the first claim) is the claim's proof of ownership. */
 export interface ClaimedEmail {
   readonly id: string
   readonly address: string
   readonly subject: string
-  readonly body: string
+  readonly body: ClaimedBody
   readonly attempt: number
   /** The subscriptions the email is about (ascending); empty for a single email. */
   readonly subscriptionIds: ReadonlyArray<string>
@@ -44,7 +54,7 @@ export interface StoredEmail {
   readonly id: string
   readonly address: string
   readonly subject: string
-  /** Null once the retention period blanked it. */
+  /** The whole text, shared content included; null once the retention period blanked it. */
   readonly body: string | null
   readonly status: EmailStatus
   readonly attempts: number
@@ -72,6 +82,15 @@ export interface EmailStatusFigures {
   readonly oldestPendingSince: Date | null
 }
 
+export interface PruneOutcome {
+  /** Finished emails whose bodies were blanked. */
+  readonly blanked: number
+  /** Finished emails deleted. */
+  readonly deleted: number
+  /** Notifications' shared contents that no email refers to any more, deleted. */
+  readonly contentsDeleted: number
+}
+
 /** What a temporary failure did: the email waits for another attempt, or it ran out of attempts and failed. */
 export type TemporaryFailureOutcome = "retrying" | "failed" | "lost"
 
@@ -86,9 +105,19 @@ export class EmailStore extends Context.Tag("@civicstack/core-alerts/EmailStore"
   /** The highest subscriber id there is (0 when none): fan-out walks the ids up to it in chunks. */
   readonly highestSubscriberId: Effect.Effect<number, StoreError>
   /**
+   * Stores what every immediate email of the notification says, once: when it is stored already (fan-out ran
+   * before), that content is kept, so that all the notification's emails say the same, and is marked as in use now.
+   */
+  readonly storeContent: (notificationId: string, content: SharedEmailContent) => Effect.Effect<void, StoreError>
+  /** The stored contents of these notifications, by notification id; the ones with none are left out. */
+  readonly contentsOf: (
+    notificationIds: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, SharedEmailContent>, StoreError>
+  /**
    * One pending email per active subscriber in the chunk with an `immediately` subscription to a list the
-   * notification matched, listing each such subscription; subscribers who have one already are skipped. Returns how
-   * many emails it created.
+   * notification matched, holding the subscriber's unsubscribe line for each such subscription and referring to the
+   * notification's content (`storeContent` first: without it nothing is written); subscribers who have one already
+   * are skipped. Returns how many emails it created.
    */
   readonly fanOutChunk: (chunk: FanOutChunk) => Effect.Effect<number, StoreError>
   /** A pending email about no subscription; returns its id. */
@@ -127,8 +156,11 @@ export class EmailStore extends Context.Tag("@civicstack/core-alerts/EmailStore"
   readonly figures: Effect.Effect<EmailFigures, StoreError>
   /** The emails counted by status, for operators. */
   readonly statusFigures: Effect.Effect<EmailStatusFigures, StoreError>
-  /** Blanks and deletes old sent and failed emails; pending ones are kept whatever their age. */
-  readonly prune: (retention: Retention) => Effect.Effect<{ readonly blanked: number; readonly deleted: number }, StoreError>
+  /**
+   * Blanks and deletes old sent and failed emails (pending ones are kept whatever their age), then deletes the shared
+   * contents that no email refers to any more and that no fan-out has used for `blankBodiesAfter`.
+   */
+  readonly prune: (retention: Retention) => Effect.Effect<PruneOutcome, StoreError>
   /** The run of this frequency and window end: the one recorded before, or a new one. */
   readonly startDigestRun: (window: DigestWindow) => Effect.Effect<DigestRun, StoreError>
   readonly completeDigestRun: (id: string) => Effect.Effect<void, StoreError>

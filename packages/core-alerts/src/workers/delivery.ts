@@ -1,7 +1,9 @@
-import { Cause, Clock, Duration, Effect, Exit, Fiber, Option, Queue, Schedule } from "effect"
+import { Cause, Clock, Duration, Effect, Either, Exit, Fiber, Option, Queue, Schedule } from "effect"
+import type { SharedEmailContent } from "../domain/compose"
+import { immediateEmailBody } from "../domain/compose"
 import { unsubscribeUrlPrefix } from "../domain/links"
 import type { DeliveryFailure, OutgoingEmail } from "../services/EmailProvider"
-import { EmailProvider, TemporaryDeliveryFailure } from "../services/EmailProvider"
+import { EmailProvider, PermanentDeliveryFailure, TemporaryDeliveryFailure } from "../services/EmailProvider"
 import type { DeliverySettings } from "../settings"
 import { AlertsStore } from "../storage/AlertsStore"
 import type { ClaimedEmail } from "../storage/EmailStore"
@@ -20,11 +22,39 @@ export const retryDelayMillis = (
   return Math.max(exponential, retryAfterMillis ?? 0)
 }
 
-export const outgoingEmail = (email: ClaimedEmail, settings: Pick<DeliverySettings, "publicSiteUrl">): OutgoingEmail => {
-  const base = { id: email.id, address: email.address, subject: email.subject, body: email.body }
-  return email.subscriptionIds.length === 1
-    ? { ...base, unsubscribeUrl: `${unsubscribeUrlPrefix(settings)}${email.subscriptionIds[0]}` }
-    : base
+/** The notifications whose shared content the claimed emails need, each once. */
+export const sharedContentIds = (claimed: ReadonlyArray<ClaimedEmail>) => [
+  ...new Set(claimed.flatMap(({ body }) => body._tag === "AroundSharedContent" ? [body.notificationId] : []))
+]
+
+/**
+ * The message of a claimed email: its own body, or its unsubscribe lines inside its notification's shared content
+ * (from `contents`). Fails for good when that content is gone, which retention does only once no email refers to it.
+ */
+export const outgoingEmail = (
+  email: ClaimedEmail,
+  contents: ReadonlyMap<string, SharedEmailContent>,
+  settings: Pick<DeliverySettings, "publicSiteUrl">
+): Either.Either<OutgoingEmail, PermanentDeliveryFailure> => {
+  const { body } = email
+  const content = body._tag === "AroundSharedContent" ? contents.get(body.notificationId) : undefined
+  if (body._tag === "AroundSharedContent" && content === undefined) {
+    return Either.left(new PermanentDeliveryFailure({
+      reason: `the content of notification ${body.notificationId} is not stored`,
+      addressRejected: false
+    }))
+  }
+  const base = {
+    id: email.id,
+    address: email.address,
+    subject: email.subject,
+    body: body._tag === "Whole" ? body.text : immediateEmailBody(content!, body.unsubscribeLines)
+  }
+  return Either.right(
+    email.subscriptionIds.length === 1
+      ? { ...base, unsubscribeUrl: `${unsubscribeUrlPrefix(settings)}${email.subscriptionIds[0]}` }
+      : base
+  )
 }
 
 /**
@@ -121,7 +151,11 @@ export const runDeliveryWorker = (
      * send no more than that many again, however slow the marking. When interrupted, sends in progress finish, what
      * was sent is marked (one try) and the emails not settled go back to pending.
      */
-    const deliverBatch = (claimed: ReadonlyArray<ClaimedEmail>, claimedAt: number) =>
+    const deliverBatch = (
+      claimed: ReadonlyArray<ClaimedEmail>,
+      contents: ReadonlyMap<string, SharedEmailContent>,
+      claimedAt: number
+    ) =>
       Effect.gen(function*() {
         const unsettled = new Map(claimed.map((email) => [email.id, email]))
         const sendBefore = claimedAt + Duration.toMillis(settings.lease) / 2
@@ -184,7 +218,7 @@ export const runDeliveryWorker = (
                   Effect.ensuring(unrecorded.release(1))
                 )
               }
-              const exit = yield* Effect.exit(provider.send(outgoingEmail(email, settings)))
+              const exit = yield* Effect.exit(Effect.flatMap(outgoingEmail(email, contents, settings), provider.send))
               if (Exit.isSuccess(exit)) {
                 sent.push(email)
                 if (sent.length >= settings.sentFlushSize) yield* Queue.offer(wake, false)
@@ -237,7 +271,14 @@ export const runDeliveryWorker = (
       }
       const claimedAt = yield* Clock.currentTimeMillis
       const claimed = yield* emails.claim(settings.batchSize, settings.lease)
-      if (claimed.length === 0) yield* Effect.raceFirst(Effect.sleep(settings.pollInterval), emailsQueued)
-      else yield* deliverBatch(claimed, claimedAt)
+      if (claimed.length === 0) {
+        yield* Effect.raceFirst(Effect.sleep(settings.pollInterval), emailsQueued)
+        continue
+      }
+      // read once per batch, not once per email: the content is most of each email's body
+      const contents = yield* emails.contentsOf(sharedContentIds(claimed)).pipe(
+        Effect.tapError(() => Effect.ignoreLogged(emails.release(claimed)))
+      )
+      yield* deliverBatch(claimed, contents, claimedAt)
     }
   })

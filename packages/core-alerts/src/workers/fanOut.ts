@@ -7,8 +7,8 @@ import { AlertsStore } from "../storage/AlertsStore"
 import { EmailStore } from "../storage/EmailStore"
 
 /**
- * Records the lists a notification matches (digests use them) and writes one email per immediate subscriber, chunk
- * by chunk of subscriber ids. Safe to run again after a crash or a retry: subscribers with an email are skipped.
+ * Records the lists a notification matches (digests use them), stores what its immediate emails share, and writes one
+ * email per immediate subscriber (their unsubscribe lines), chunk by chunk of subscriber ids. Safe to run again after a crash or a retry: subscribers with an email are skipped.
  * Returns how many emails it created.
  */
 export const fanOutNotification = (
@@ -29,7 +29,8 @@ export const fanOutNotification = (
     const listIds = yield* alerts.matchingListIds(notification)
     yield* emails.recordMatches(notificationId, listIds)
     if (listIds.length === 0) return 0
-    const content = immediateEmailContent(notification, settings)
+    const { unsubscribeUrlPrefix, ...shared } = immediateEmailContent(notification, settings)
+    yield* emails.storeContent(notificationId, shared)
     const highest = yield* emails.highestSubscriberId
     const starts = Array.from({ length: Math.ceil(highest / settings.fanOutChunkSize) }, (_, i) => i * settings.fanOutChunkSize)
     const counts = yield* Effect.forEach(starts, (after) =>
@@ -37,7 +38,7 @@ export const fanOutNotification = (
         notificationId,
         afterSubscriberId: after,
         throughSubscriberId: after + settings.fanOutChunkSize,
-        content
+        unsubscribeUrlPrefix
       }).pipe(Effect.tap((created) => created > 0 ? emailsQueued : Effect.void)), { concurrency: settings.fanOutChunkConcurrency })
     const created = counts.reduce((sum, count) => sum + count, 0)
     yield* Effect.logDebug(`Notification ${notificationId} matched ${listIds.length} list(s); ${created} email(s) queued`)

@@ -4,7 +4,10 @@ import { Effect, Schema } from "effect"
 import type { DeliverySettings } from "../settings"
 import { EmailStore } from "../storage/EmailStore"
 
-/** Blanks and deletes old sent and failed emails; enqueued by the retention schedule. */
+/**
+ * Blanks and deletes old sent and failed emails, and the notifications' contents no email refers to any more;
+ * enqueued by the retention schedule.
+ */
 export const pruneEmailsJob = JobDefinition.make({
   queue: "alerts.prune-emails",
   payload: Schema.Struct({}),
@@ -23,5 +26,8 @@ export const retentionSchedule = (settings: DeliverySettings): RecurringSchedule
 export const runRetentionWorker = (settings: DeliverySettings) =>
   runWorker(pruneEmailsJob, () =>
     Effect.flatMap(EmailStore, (emails) => emails.prune(settings.retention)).pipe(
-      Effect.tap(({ blanked, deleted }) => Effect.logInfo(`Old emails: ${blanked} blanked, ${deleted} deleted`))
+      Effect.tap(({ blanked, contentsDeleted, deleted }) =>
+        Effect.logInfo(
+          `Old emails: ${blanked} blanked, ${deleted} deleted; ${contentsDeleted} notification content(s) deleted`
+        ))
     ), { pollInterval: settings.pollInterval, shutdownGracePeriod: settings.shutdownGracePeriod })

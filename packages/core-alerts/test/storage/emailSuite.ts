@@ -4,6 +4,7 @@ import { Duration, Effect, Option } from "effect"
 import type { FanOutChunk } from "../../src/storage/EmailStore"
 import { EmailStore } from "../../src/storage/EmailStore"
 import { unsubscribeLine } from "../../src/domain/bodyParts"
+import { immediateEmailBody } from "../../src/domain/compose"
 import { AlertsStore } from "../../src/storage/AlertsStore"
 import { aNotification, at, clockAt, start, subscriberTo, topicList } from "../fixtures/records"
 
@@ -13,21 +14,23 @@ const content = {
   bodyAfter: "\n\nThe footer.",
   unsubscribeUrlPrefix: "https://example.org/email/unsubscribe/"
 }
+const { unsubscribeUrlPrefix, ...sharedContent } = content
 const chunk = (notificationId: string, afterSubscriberId = 0, throughSubscriberId = 1_000_000): FanOutChunk => ({
   notificationId,
   afterSubscriberId,
   throughSubscriberId,
-  content
+  unsubscribeUrlPrefix
 })
 const lease = Duration.seconds(60)
 const retention = { blankBodiesAfter: Duration.days(7), deleteAfter: Duration.days(28) }
 
-/** A notification tagged `tax`, recorded with the lists it matched. */
+/** A notification tagged `tax`, recorded with the lists it matched, and its emails' shared content stored. */
 const recordedNotification = Effect.gen(function*() {
   const alerts = yield* AlertsStore
   const emails = yield* EmailStore
   const notification = yield* alerts.insertNotification(aNotification())
   yield* emails.recordMatches(notification.id, yield* alerts.matchingListIds(notification))
+  yield* emails.storeContent(notification.id, sharedContent)
   return notification
 })
 
@@ -160,6 +163,44 @@ export const emailStoreSuite = (
         expect(yield* emails.highestSubscriberId).toBe(gone.subscriber.id)
       }))
 
+      test("the content is stored once per notification; its emails hold their unsubscribe lines and refer to it", Effect.gen(function*() {
+        const alerts = yield* AlertsStore
+        const emails = yield* EmailStore
+        const tax = yield* topicList("Tax", "tax")
+        const reached = yield* Effect.forEach(["a", "b", "c"], (name) => subscriberTo(`${name}@example.com`, [tax.id]))
+        const notification = yield* alerts.insertNotification(aNotification())
+        yield* emails.recordMatches(notification.id, [tax.id])
+        // no content stored yet: no email could say anything
+        expect(yield* emails.fanOutChunk(chunk(notification.id))).toBe(0)
+
+        yield* emails.storeContent(notification.id, sharedContent)
+        expect(yield* emails.fanOutChunk(chunk(notification.id, 0, reached[0]!.subscriber.id))).toBe(1)
+        // a fan-out run again keeps the content its first emails were written with
+        yield* emails.storeContent(notification.id, { ...sharedContent, subject: "Changed", bodyBefore: "Changed.\n\n" })
+        expect(yield* emails.fanOutChunk(chunk(notification.id))).toBe(2)
+
+        expect(yield* emails.contentsOf([notification.id, notification.id, "not-a-uuid"])).toEqual(
+          new Map([[notification.id, sharedContent]])
+        )
+        expect(yield* emails.contentsOf(["00000000-0000-4000-8000-000000000000"])).toEqual(new Map())
+        const stored = yield* emails.emailsOfNotification(notification.id)
+        const lineOf = ({ subscriptions }: typeof reached[number]) =>
+          unsubscribeLine("Tax", `${unsubscribeUrlPrefix}${subscriptions[0]!.id}`)
+        expect(stored.map(({ body, subject }) => ({ subject, body }))).toEqual(
+          reached.map((subscriber) => ({ subject: "Tax changes", body: immediateEmailBody(sharedContent, lineOf(subscriber)) }))
+        )
+
+        // what delivery gets: each email's own lines, to put inside the content it reads once
+        const claimed = yield* emails.claim(10, lease)
+        expect(claimed.map(({ address, body, subject }) => ({ address, subject, body }))).toEqual(
+          reached.map((subscriber) => ({
+            address: subscriber.subscriber.address,
+            subject: "Tax changes",
+            body: { _tag: "AroundSharedContent", notificationId: notification.id, unsubscribeLines: lineOf(subscriber) }
+          }))
+        )
+      }))
+
       test("reads back a recorded notification", Effect.gen(function*() {
         const alerts = yield* AlertsStore
         const emails = yield* EmailStore
@@ -185,9 +226,10 @@ export const emailStoreSuite = (
         yield* singleEmail("third@example.com")
 
         const claimed = yield* emails.claim(2, lease)
+        const body = { _tag: "Whole", text: "Click." }
         expect(claimed).toEqual([
-          { id: first, address: "first@example.com", subject: "Confirm", body: "Click.", attempt: 1, subscriptionIds: [] },
-          { id: second, address: "second@example.com", subject: "Confirm", body: "Click.", attempt: 1, subscriptionIds: [] }
+          { id: first, address: "first@example.com", subject: "Confirm", body, attempt: 1, subscriptionIds: [] },
+          { id: second, address: "second@example.com", subject: "Confirm", body, attempt: 1, subscriptionIds: [] }
         ])
         expect((yield* emails.claim(10, lease)).map((email) => email.address)).toEqual(["third@example.com"])
         expect(yield* emails.claim(10, lease)).toEqual([])
@@ -471,6 +513,44 @@ export const emailStoreSuite = (
       }))
     })
 
+    test("retention deletes a notification's content once no email refers to it, and content no fan-out used for a week", Effect.gen(function*() {
+      const alerts = yield* AlertsStore
+      const emails = yield* EmailStore
+      const tax = yield* topicList("Tax", "tax")
+      yield* subscriberTo("a@example.com", [tax.id])
+      yield* subscriberTo("b@example.com", [tax.id])
+      const notification = yield* recordedNotification
+      yield* emails.fanOutChunk(chunk(notification.id))
+      const [sent, waiting] = yield* emails.claim(10, lease)
+      yield* emails.markSent(sent!)
+      yield* emails.release([waiting!])
+      // matched no immediate subscriber: its content is used by no email
+      const unused = yield* alerts.insertNotification(aNotification())
+      yield* emails.storeContent(unused.id, sharedContent)
+      const day = 24 * 60 * 60
+
+      yield* clockAt(7 * day - 1)
+      // a fan-out of it starting again now would still find its content
+      yield* emails.storeContent(unused.id, sharedContent)
+      yield* clockAt(7 * day + 1)
+      expect(yield* emails.prune(retention)).toEqual({ blanked: 1, deleted: 0, contentsDeleted: 0 })
+      yield* clockAt(14 * day)
+      expect(yield* emails.prune(retention)).toEqual({ blanked: 0, deleted: 0, contentsDeleted: 1 })
+      expect(yield* emails.contentsOf([unused.id])).toEqual(new Map())
+
+      yield* clockAt(28 * day + 1)
+      expect(yield* emails.prune(retention)).toEqual({ blanked: 0, deleted: 1, contentsDeleted: 0 })
+      // the pending email still says what it said
+      const [left] = yield* emails.emailsOfNotification(notification.id)
+      expect(left).toMatchObject({ id: waiting!.id, status: "pending", subject: "Tax changes" })
+      expect(left!.body).toContain("Rates change in April.\n\n[Unsubscribe from Tax](")
+      const [claimedAgain] = yield* emails.claim(10, lease)
+      yield* emails.markPermanentFailure(claimedAgain!, "refused")
+      yield* clockAt(28 * day + 2)
+      expect(yield* emails.prune(retention)).toEqual({ blanked: 0, deleted: 1, contentsDeleted: 1 })
+      expect(yield* emails.contentsOf([notification.id])).toEqual(new Map())
+    }))
+
     test("retention blanks bodies after a week and deletes finished emails after four; pending ones stay", Effect.gen(function*() {
       const emails = yield* EmailStore
       const tax = yield* topicList("Tax", "tax")
@@ -490,14 +570,18 @@ export const emailStoreSuite = (
       const day = 24 * 60 * 60
 
       yield* clockAt(7 * day - 1)
-      expect(yield* emails.prune(retention)).toEqual({ blanked: 0, deleted: 0 })
+      expect(yield* emails.prune(retention)).toEqual({ blanked: 0, deleted: 0, contentsDeleted: 0 })
       yield* clockAt(7 * day + 1)
-      expect(yield* emails.prune(retention)).toEqual({ blanked: 3, deleted: 0 })
+      expect(yield* emails.prune(retention)).toEqual({ blanked: 3, deleted: 0, contentsDeleted: 0 })
       expect(yield* emails.email(sent)).toEqual(Option.some(expect.objectContaining({ body: null, status: "sent" })))
-      expect(yield* emails.email(fannedOut!.id)).toEqual(Option.some(expect.objectContaining({ body: null })))
+      // blanked, it still has its subject
+      expect(yield* emails.email(fannedOut!.id)).toEqual(Option.some(expect.objectContaining({
+        body: null,
+        subject: "Tax changes"
+      })))
 
       yield* clockAt(28 * day + 1)
-      expect(yield* emails.prune(retention)).toEqual({ blanked: 0, deleted: 3 })
+      expect(yield* emails.prune(retention)).toEqual({ blanked: 0, deleted: 3, contentsDeleted: 1 })
       expect(yield* emails.email(sent)).toEqual(Option.none())
       expect(yield* emails.email(failed)).toEqual(Option.none())
       expect(yield* emails.emailsOfNotification(notification.id)).toEqual([])

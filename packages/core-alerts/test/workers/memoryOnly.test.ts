@@ -122,7 +122,11 @@ describe("EmailQueue.layer", () => {
       expect(yield* queue.figures).toEqual({ size: 3, oldestImmediatePendingSince: at(0) })
       const emails = yield* EmailStore
       const [claimed] = yield* emails.claim(1, Duration.minutes(1))
-      expect(claimed).toMatchObject({ address: "ada@example.com", subject: "Confirm your email address", body: "Link." })
+      expect(claimed).toMatchObject({
+        address: "ada@example.com",
+        subject: "Confirm your email address",
+        body: { _tag: "Whole", text: "Link." }
+      })
       yield* emails.markSent(claimed!)
       expect(yield* queue.figures).toEqual({ size: 2, oldestImmediatePendingSince: at(5) })
     }).pipe(Effect.provide(Layer.provideMerge(EmailQueue.layer, jobQueueMemory)))))

@@ -108,6 +108,12 @@ export const workerSuite = (name: string, backend: () => Layer.Layer<EmailStore 
       const emails = yield* EmailStore
       const stored = yield* emails.emailsOfNotification(notification.id)
       expect(stored.map((email) => email.status)).toEqual(["sent", "sent"])
+      // the body delivery put together is the one stored, the subscriber's own unsubscribe links in it
+      expect(delivered.map(({ body, subject }) => ({ subject, body }))).toEqual(
+        stored.map(({ body, subject }) => ({ subject, body }))
+      )
+      expect(delivered[1]!.body.startsWith("Rates change in April.")).toBe(true)
+      expect(delivered[1]!.body).toContain(`(https://www.example.org/email/unsubscribe/${bob.subscriptions[0]!.id})`)
     }))
 
     test("a temporary failure is tried again when the provider asked, then sent", Effect.gen(function*() {

@@ -3,10 +3,12 @@ import type { Context } from "effect"
 import { Duration, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { UNSUBSCRIBE_SEPARATOR, unsubscribeLine } from "../../domain/bodyParts"
+import type { SharedEmailContent } from "../../domain/compose"
+import { immediateEmailBody } from "../../domain/compose"
 import { byCodeUnit } from "../../domain/criteria"
 import type { DigestEntry, DigestRun } from "../../domain/digests"
 import { AlertsStore } from "../AlertsStore"
-import type { ClaimedEmail, EmailClaim, StoredEmail } from "../EmailStore"
+import type { ClaimedBody, ClaimedEmail, EmailClaim, StoredEmail } from "../EmailStore"
 import { EmailStore } from "../EmailStore"
 import { memoryTablesOf } from "./subscriptions"
 
@@ -15,8 +17,10 @@ type Service = Context.Tag.Service<EmailStore>
 interface EmailRow {
   id: string
   address: string
-  subject: string
+  /** Null (with `body`) on a notification's email: its notification's shared content says it. */
+  subject: string | null
   body: string | null
+  unsubscribeLines: string | null
   status: StoredEmail["status"]
   attempts: number
   nextAttemptAt: Date
@@ -31,11 +35,22 @@ interface EmailRow {
   sentAt: Date | null
 }
 
-const stored = (row: EmailRow): StoredEmail => ({
+interface ContentRow {
+  readonly content: SharedEmailContent
+  fannedOutAt: Date
+}
+
+const claimedBody = (row: EmailRow): ClaimedBody =>
+  row.body === null && row.unsubscribeLines !== null && row.notificationId !== null
+    ? { _tag: "AroundSharedContent", notificationId: row.notificationId, unsubscribeLines: row.unsubscribeLines }
+    : { _tag: "Whole", text: row.body ?? "" }
+
+const stored = (row: EmailRow, content: SharedEmailContent | undefined): StoredEmail => ({
   id: row.id,
   address: row.address,
-  subject: row.subject,
-  body: row.body,
+  subject: row.subject ?? content?.subject ?? "",
+  body: row.body ??
+    (row.unsubscribeLines === null || content === undefined ? null : immediateEmailBody(content, row.unsubscribeLines)),
   status: row.status,
   attempts: row.attempts,
   nextAttemptAt: row.nextAttemptAt,
@@ -56,6 +71,7 @@ const makeMemoryEmailStore = Effect.gen(function*() {
     onSome: Effect.succeed
   })
   const emails = new Map<string, EmailRow>()
+  const contents = new Map<string, ContentRow>()
   const matches = new Map<string, ReadonlySet<number>>()
   const digestRuns: Array<DigestRun> = []
 
@@ -67,9 +83,13 @@ const makeMemoryEmailStore = Effect.gen(function*() {
     return row !== undefined && row.status === "sending" && row.attempts === claim.attempt ? row : undefined
   }
 
+  const storedEmail = (row: EmailRow) =>
+    stored(row, row.notificationId === null ? undefined : contents.get(row.notificationId)?.content)
+
   const newRow = (fields: Pick<EmailRow, "address" | "subject" | "body">, at: Date): EmailRow => ({
     id: randomUUID(),
     ...fields,
+    unsubscribeLines: null,
     status: "pending",
     attempts: 0,
     nextAttemptAt: at,
@@ -90,9 +110,23 @@ const makeMemoryEmailStore = Effect.gen(function*() {
       Effect.sync(() => {
         matches.set(notificationId, new Set([...(matches.get(notificationId) ?? []), ...listIds]))
       }),
-    highestSubscriberId: Effect.sync(() => Math.max(0, ...tables.subscribers.keys())),
-    fanOutChunk: ({ afterSubscriberId, content, notificationId, throughSubscriberId }) =>
+    storeContent: (notificationId, content) =>
       atNow((at) => {
+        const existing = contents.get(notificationId)
+        if (existing === undefined) contents.set(notificationId, { content, fannedOutAt: at })
+        else existing.fannedOutAt = at
+      }),
+    contentsOf: (notificationIds) =>
+      Effect.sync(() =>
+        new Map(notificationIds.flatMap((id) => {
+          const found = contents.get(id)
+          return found === undefined ? [] : [[id, found.content] as const]
+        }))
+      ),
+    highestSubscriberId: Effect.sync(() => Math.max(0, ...tables.subscribers.keys())),
+    fanOutChunk: ({ afterSubscriberId, notificationId, throughSubscriberId, unsubscribeUrlPrefix }) =>
+      atNow((at) => {
+        if (!contents.has(notificationId)) return 0
         const listIds = matches.get(notificationId) ?? new Set<number>()
         const reached = new Map<number, Array<{ readonly id: string; readonly title: string }>>()
         for (const subscription of tables.subscriptions.values()) {
@@ -115,14 +149,11 @@ const makeMemoryEmailStore = Effect.gen(function*() {
           const subscriber = tables.subscribers.get(subscriberId)!
           if (subscriber.deactivatedAt !== null || existing.has(subscriberId)) continue
           subscriptions.sort((a, b) => byCodeUnit(a.title, b.title) || byCodeUnit(a.id, b.id))
-          const links = subscriptions.map((s) => unsubscribeLine(s.title, `${content.unsubscribeUrlPrefix}${s.id}`))
-          const row = newRow({
-            address: subscriber.address,
-            subject: content.subject,
-            body: `${content.bodyBefore}${links.join(UNSUBSCRIBE_SEPARATOR)}${content.bodyAfter}`
-          }, at)
+          const links = subscriptions.map((s) => unsubscribeLine(s.title, `${unsubscribeUrlPrefix}${s.id}`))
+          const row = newRow({ address: subscriber.address, subject: null, body: null }, at)
           emails.set(row.id, {
             ...row,
+            unsubscribeLines: links.join(UNSUBSCRIBE_SEPARATOR),
             notificationId,
             subscriberId,
             subscriptionIds: subscriptions.map((s) => s.id).sort(byCodeUnit)
@@ -162,8 +193,8 @@ const makeMemoryEmailStore = Effect.gen(function*() {
           return {
             id: row.id,
             address: row.address,
-            subject: row.subject,
-            body: row.body ?? "",
+            subject: row.subject ?? contents.get(row.notificationId ?? "")?.content.subject ?? "",
+            body: claimedBody(row),
             attempt: row.attempts,
             subscriptionIds: row.subscriptionIds
           }
@@ -265,12 +296,20 @@ const makeMemoryEmailStore = Effect.gen(function*() {
           if (row.createdAt.getTime() < deleteBefore) {
             emails.delete(row.id)
             deleted++
-          } else if (row.createdAt.getTime() < blankBefore && row.body !== null) {
+          } else if (row.createdAt.getTime() < blankBefore && (row.body !== null || row.unsubscribeLines !== null)) {
             row.body = null
+            row.unsubscribeLines = null
             blanked++
           }
         }
-        return { blanked, deleted }
+        const referred = new Set([...emails.values()].map((row) => row.notificationId))
+        let contentsDeleted = 0
+        for (const [notificationId, { fannedOutAt }] of contents) {
+          if (fannedOutAt.getTime() >= blankBefore || referred.has(notificationId)) continue
+          contents.delete(notificationId)
+          contentsDeleted++
+        }
+        return { blanked, deleted, contentsDeleted }
       }),
     startDigestRun: (window) =>
       atNow(() => {
@@ -341,15 +380,15 @@ const makeMemoryEmailStore = Effect.gen(function*() {
         [...emails.values()]
           .filter((row) => row.digestRunId === runId)
           .sort((a, b) => (a.subscriberId ?? 0) - (b.subscriberId ?? 0))
-          .map(stored)
+          .map(storedEmail)
       ),
-    email: (id) => Effect.sync(() => Option.map(Option.fromNullable(emails.get(id)), stored)),
+    email: (id) => Effect.sync(() => Option.map(Option.fromNullable(emails.get(id)), storedEmail)),
     emailsOfNotification: (notificationId) =>
       Effect.sync(() =>
         [...emails.values()]
           .filter((row) => row.notificationId === notificationId)
           .sort((a, b) => (a.subscriberId ?? 0) - (b.subscriberId ?? 0))
-          .map(stored)
+          .map(storedEmail)
       )
   }
   return store

@@ -5,10 +5,11 @@ import type { Context } from "effect"
 import { Duration, Effect, Layer, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { UNSUBSCRIBE_SEPARATOR } from "../../domain/bodyParts"
-import type { ImmediateEmailContent } from "../../domain/compose"
+import type { SharedEmailContent } from "../../domain/compose"
+import { immediateEmailBody } from "../../domain/compose"
 import type { DigestRun, DigestWindow } from "../../domain/digests"
 import type { Notification } from "../../domain/records"
-import type { ClaimedEmail, FanOutChunk, StoredEmail } from "../EmailStore"
+import type { ClaimedBody, ClaimedEmail, FanOutChunk, StoredEmail } from "../EmailStore"
 import { EmailStore } from "../EmailStore"
 
 type Service = Context.Tag.Service<EmailStore>
@@ -74,17 +75,35 @@ const subscriptionIdList = (joined: string | null) => (joined === null || joined
 const ClaimedRow = Schema.Struct({
   id: Schema.String,
   address: Schema.String,
-  subject: Schema.String,
+  subject: NullableText,
   body: NullableText,
+  notification_id: NullableText,
+  unsubscribe_lines: NullableText,
   attempts: Count,
   subscription_ids: NullableText
+})
+
+/** A row with its whole body, or (since migration 7) a notification's email holding only its unsubscribe lines. */
+const claimedBody = (row: typeof ClaimedRow.Type): ClaimedBody =>
+  row.body === null && row.unsubscribe_lines !== null && row.notification_id !== null
+    ? { _tag: "AroundSharedContent", notificationId: row.notification_id, unsubscribeLines: row.unsubscribe_lines }
+    : { _tag: "Whole", text: row.body ?? "" }
+
+const ContentRow = Schema.Struct({
+  notification_id: Schema.String,
+  subject: Schema.String,
+  body_before: Schema.String,
+  body_after: Schema.String
 })
 
 const EmailRow = Schema.Struct({
   id: Schema.String,
   address: Schema.String,
-  subject: Schema.String,
+  subject: NullableText,
   body: NullableText,
+  unsubscribe_lines: NullableText,
+  body_before: NullableText,
+  body_after: NullableText,
   status: Schema.Literal("pending", "sending", "sent", "failed"),
   attempts: Count,
   next_attempt_at: Timestamp,
@@ -97,11 +116,17 @@ const EmailRow = Schema.Struct({
   sent_at: Schema.NullOr(Timestamp)
 })
 
+/** The whole body: the row's own, or its unsubscribe lines inside the shared content; null once blanked. */
+const storedBody = (row: typeof EmailRow.Type) =>
+  row.body ?? (row.unsubscribe_lines === null || row.body_before === null || row.body_after === null
+    ? null
+    : immediateEmailBody({ bodyBefore: row.body_before, bodyAfter: row.body_after }, row.unsubscribe_lines))
+
 const toStoredEmail = (row: typeof EmailRow.Type): StoredEmail => ({
   id: row.id,
   address: row.address,
-  subject: row.subject,
-  body: row.body,
+  subject: row.subject ?? "",
+  body: storedBody(row),
   status: row.status,
   attempts: row.attempts,
   nextAttemptAt: row.next_attempt_at,
@@ -162,9 +187,12 @@ const makeSqlEmailStore = Effect.gen(function*() {
   const subscriptionIdsOf = `COALESCE(e.subscription_ids, (SELECT string_agg(es.subscription_id::text, ',' ORDER BY es.subscription_id)
       FROM alerts.email_subscriptions es WHERE es.email_id = e.id)) AS subscription_ids`
 
-  const emailColumns = sql.unsafe(`e.id, e.address, e.subject, e.body, e.status, e.attempts, e.next_attempt_at,
-    e.failure_reason, e.notification_id, e.subscriber_id, e.digest_run_id, e.created_at, e.sent_at,
-    ${subscriptionIdsOf}`)
+  /** Email rows with the shared content of the notification emails that have no subject and body of their own. */
+  const emailsWithContent = sql.unsafe(`alerts.emails e
+    LEFT JOIN alerts.notification_contents c ON c.notification_id = e.notification_id AND e.body IS NULL`)
+  const emailColumns = sql.unsafe(`e.id, e.address, COALESCE(e.subject, c.subject) AS subject, e.body,
+    e.unsubscribe_lines, c.body_before, c.body_after, e.status, e.attempts, e.next_attempt_at, e.failure_reason,
+    e.notification_id, e.subscriber_id, e.digest_run_id, e.created_at, e.sent_at, ${subscriptionIdsOf}`)
 
   /** Settles a claimed email with `changes`, when the claim still holds it; returns the status it was left in. */
   const settle = (
@@ -196,8 +224,8 @@ const makeSqlEmailStore = Effect.gen(function*() {
   // as `escapeLinkText`: line breaks to spaces, then \ [ ] < > escaped
   const escapedListTitle = sql.unsafe(`regexp_replace(
     translate(l.title, chr(13) || chr(10) || chr(8232) || chr(8233), '    '), '([\\\\\\[\\]<>])', '\\\\\\1', 'g')`)
-  const unsubscribeLine = (content: ImmediateEmailContent) =>
-    sql`'[Unsubscribe from ' || ${escapedListTitle} || '](' || ${content.unsubscribeUrlPrefix}::text || s.id::text || ')'`
+  const unsubscribeLine = (unsubscribeUrlPrefix: string) =>
+    sql`'[Unsubscribe from ' || ${escapedListTitle} || '](' || ${unsubscribeUrlPrefix}::text || s.id::text || ')'`
   /** The chunk's active subscribers (ids bounded on both tables, so that each is read by range, not from the start). */
   const chunkSubscribers = ({ afterSubscriberId, throughSubscriberId }: FanOutChunk) =>
     sql`JOIN alerts.subscribers subscriber ON subscriber.id = s.subscriber_id
@@ -206,24 +234,27 @@ const makeSqlEmailStore = Effect.gen(function*() {
         AND subscriber.id > ${afterSubscriberId} AND subscriber.id <= ${throughSubscriberId}
         AND subscriber.deactivated_at IS NULL`
 
+  /** Emails refer to their notification's content, so none is written before it is stored. */
+  const contentStored = (notificationId: string) =>
+    sql`EXISTS (SELECT 1 FROM alerts.notification_contents WHERE notification_id = ${notificationId})`
+
   /**
    * A notification that matched one list: a subscriber has at most one active subscription to it, so each
    * subscription is one email and nothing needs grouping.
    */
   const oneListChunk = (chunk: FanOutChunk, listId: number, at: Date) => {
-    const { content, notificationId } = chunk
+    const { notificationId, unsubscribeUrlPrefix } = chunk
     return sql`
       WITH inserted AS (
-        INSERT INTO alerts.emails (id, address, subject, body, status, attempts, next_attempt_at, notification_id,
+        INSERT INTO alerts.emails (id, address, unsubscribe_lines, status, attempts, next_attempt_at, notification_id,
           subscriber_id, subscription_ids, created_at, updated_at)
-        SELECT ${timeOrderedId(at)}, subscriber.address, ${content.subject}::text,
-          ${content.bodyBefore}::text || ${unsubscribeLine(content)} || ${content.bodyAfter}::text,
+        SELECT ${timeOrderedId(at)}, subscriber.address, ${unsubscribeLine(unsubscribeUrlPrefix)},
           'pending', 0, ${iso(at)}::timestamptz, ${notificationId}, s.subscriber_id, s.id::text, ${iso(at)}::timestamptz,
           ${iso(at)}::timestamptz
         FROM alerts.subscriber_lists l
         JOIN alerts.subscriptions s ON s.subscriber_list_id = l.id
         ${chunkSubscribers(chunk)}
-          AND l.id = ${listId}
+          AND l.id = ${listId} AND ${contentStored(notificationId)}
         ON CONFLICT DO NOTHING
         RETURNING 1
       )
@@ -232,22 +263,20 @@ const makeSqlEmailStore = Effect.gen(function*() {
 
   /** One email per subscriber, listing each of their subscriptions to the lists the notification matched. */
   const manyListsChunk = (chunk: FanOutChunk, at: Date) => {
-    const { content, notificationId } = chunk
+    const { notificationId, unsubscribeUrlPrefix } = chunk
     return sql`
       WITH inserted AS (
-        INSERT INTO alerts.emails (id, address, subject, body, status, attempts, next_attempt_at, notification_id,
+        INSERT INTO alerts.emails (id, address, unsubscribe_lines, status, attempts, next_attempt_at, notification_id,
           subscriber_id, subscription_ids, created_at, updated_at)
-        SELECT ${timeOrderedId(at)}, subscriber.address, ${content.subject}::text,
-          ${content.bodyBefore}::text || string_agg(
-            ${unsubscribeLine(content)}, ${UNSUBSCRIBE_SEPARATOR}::text ORDER BY l.title COLLATE "C", s.id
-          ) || ${content.bodyAfter}::text,
+        SELECT ${timeOrderedId(at)}, subscriber.address,
+          string_agg(${unsubscribeLine(unsubscribeUrlPrefix)}, ${UNSUBSCRIBE_SEPARATOR}::text ORDER BY l.title COLLATE "C", s.id),
           'pending', 0, ${iso(at)}::timestamptz, ${notificationId}, s.subscriber_id,
           string_agg(s.id::text, ',' ORDER BY s.id), ${iso(at)}::timestamptz, ${iso(at)}::timestamptz
         FROM alerts.notification_matches m
         JOIN alerts.subscriber_lists l ON l.id = m.subscriber_list_id
         JOIN alerts.subscriptions s ON s.subscriber_list_id = m.subscriber_list_id
         ${chunkSubscribers(chunk)}
-          AND m.notification_id = ${notificationId}
+          AND m.notification_id = ${notificationId} AND ${contentStored(notificationId)}
         GROUP BY s.subscriber_id, subscriber.address
         ON CONFLICT DO NOTHING
         RETURNING 1
@@ -271,6 +300,31 @@ const makeSqlEmailStore = Effect.gen(function*() {
         SELECT ${notificationId}::uuid, list_id::bigint
         FROM jsonb_array_elements_text(${JSON.stringify(listIds)}::jsonb) AS ids(list_id)
         ON CONFLICT DO NOTHING`.pipe(Effect.asVoid, Effect.mapError(storeError("recordMatches"))),
+
+    storeContent: (notificationId, content) =>
+      Effect.flatMap(now, (at) =>
+        sql`
+          INSERT INTO alerts.notification_contents (notification_id, subject, body_before, body_after, fanned_out_at)
+          VALUES (${notificationId}, ${content.subject}, ${content.bodyBefore}, ${content.bodyAfter},
+            ${iso(at)}::timestamptz)
+          ON CONFLICT (notification_id) DO UPDATE SET fanned_out_at = EXCLUDED.fanned_out_at`.pipe(
+          Effect.asVoid,
+          Effect.mapError(storeError("storeContent"))
+        )),
+
+    contentsOf: (notificationIds) => {
+      const ids = [...new Set(notificationIds.filter((id) => UUID.test(id)))]
+      return ids.length === 0 ? Effect.succeed(new Map()) : Effect.map(
+        rows("contentsOf", ContentRow, sql`
+          SELECT notification_id, subject, body_before, body_after FROM alerts.notification_contents
+          WHERE notification_id IN (SELECT id::uuid FROM jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) AS ids(id))`),
+        (found) =>
+          new Map(found.map((row): [string, SharedEmailContent] => [
+            row.notification_id,
+            { subject: row.subject, bodyBefore: row.body_before, bodyAfter: row.body_after }
+          ]))
+      )
+    },
 
     highestSubscriberId: count("highestSubscriberId", sql`SELECT COALESCE(max(id), 0) AS count FROM alerts.subscribers`),
 
@@ -327,13 +381,16 @@ const makeSqlEmailStore = Effect.gen(function*() {
               FOR UPDATE SKIP LOCKED
             ) due
             WHERE e.id = due.id
-            RETURNING e.id, e.address, e.subject, e.body, e.attempts, ${sql.unsafe(subscriptionIdsOf)}`),
+            RETURNING e.id, e.address, e.body, e.notification_id, e.unsubscribe_lines, e.attempts,
+              COALESCE(e.subject, (SELECT c.subject FROM alerts.notification_contents c
+                WHERE c.notification_id = e.notification_id)) AS subject,
+              ${sql.unsafe(subscriptionIdsOf)}`),
           (claimed) =>
             claimed.map((row): ClaimedEmail => ({
               id: row.id,
               address: row.address,
-              subject: row.subject,
-              body: row.body ?? "",
+              subject: row.subject ?? "",
+              body: claimedBody(row),
               attempt: row.attempts,
               subscriptionIds: subscriptionIdList(row.subscription_ids)
             }))
@@ -465,9 +522,10 @@ const makeSqlEmailStore = Effect.gen(function*() {
         while (true) {
           const batch = yield* count("prune", sql`
             WITH blanked AS (
-              UPDATE alerts.emails SET body = NULL WHERE id IN (
+              UPDATE alerts.emails SET body = NULL, unsubscribe_lines = NULL WHERE id IN (
                 SELECT id FROM alerts.emails
-                WHERE status IN ('sent', 'failed') AND created_at < ${blankBefore}::timestamptz AND body IS NOT NULL
+                WHERE status IN ('sent', 'failed') AND created_at < ${blankBefore}::timestamptz
+                  AND (body IS NOT NULL OR unsubscribe_lines IS NOT NULL)
                 LIMIT ${PRUNE_BATCH}
               )
               RETURNING 1
@@ -476,7 +534,16 @@ const makeSqlEmailStore = Effect.gen(function*() {
           blanked += batch
           if (batch < PRUNE_BATCH) break
         }
-        return { blanked, deleted }
+        // a fan-out stores the content before it writes the emails that refer to it (see `fanned_out_at`)
+        const contentsDeleted = yield* count("prune", sql`
+          WITH gone AS (
+            DELETE FROM alerts.notification_contents c
+            WHERE c.fanned_out_at < ${blankBefore}::timestamptz
+              AND NOT EXISTS (SELECT 1 FROM alerts.emails e WHERE e.notification_id = c.notification_id)
+            RETURNING 1
+          )
+          SELECT count(*) AS count FROM gone`)
+        return { blanked, deleted, contentsDeleted }
       }),
 
     startDigestRun: (window) =>
@@ -553,7 +620,7 @@ const makeSqlEmailStore = Effect.gen(function*() {
       UUID.test(runId)
         ? Effect.map(
           rows("emailsOfDigestRun", EmailRow, sql`
-            SELECT ${emailColumns} FROM alerts.emails e WHERE e.digest_run_id = ${runId} ORDER BY e.subscriber_id`),
+            SELECT ${emailColumns} FROM ${emailsWithContent} WHERE e.digest_run_id = ${runId} ORDER BY e.subscriber_id`),
           (found) => found.map(toStoredEmail)
         )
         : Effect.succeed([]),
@@ -561,7 +628,7 @@ const makeSqlEmailStore = Effect.gen(function*() {
     email: (id) =>
       UUID.test(id)
         ? Effect.map(
-          rows("email", EmailRow, sql`SELECT ${emailColumns} FROM alerts.emails e WHERE e.id = ${id}`),
+          rows("email", EmailRow, sql`SELECT ${emailColumns} FROM ${emailsWithContent} WHERE e.id = ${id}`),
           (found) => Option.map(Option.fromNullable(found[0]), toStoredEmail)
         )
         : Effect.succeed(Option.none()),
@@ -570,7 +637,7 @@ const makeSqlEmailStore = Effect.gen(function*() {
       UUID.test(notificationId)
         ? Effect.map(
           rows("emailsOfNotification", EmailRow, sql`
-            SELECT ${emailColumns} FROM alerts.emails e
+            SELECT ${emailColumns} FROM ${emailsWithContent}
             WHERE e.notification_id = ${notificationId} ORDER BY e.subscriber_id`),
           (found) => found.map(toStoredEmail)
         )
