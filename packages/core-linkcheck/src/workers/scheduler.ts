@@ -208,11 +208,18 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         Effect.zipRight(Effect.suspend(() => (claimWanted() ? signal.notify : Effect.void)))
       )
 
+    /**
+     * Started inside `startReady`, whose uninterruptibility its fiber inherits: only the inspection is made
+     * interruptible again, so that the check's deadline (a timeout) and shutdown can cut it short, while its end is
+     * always accounted for.
+     */
     const runCheck = (check: ClaimedCheck): Effect.Effect<void> =>
       Effect.flatMap(
         check.attempts > settings.maxAttempts
           ? Effect.succeed(checkFailedOutcome)
-          : Effect.zipRight(waitForHostTurn(check.host), inspector.inspect(check.uri, { background: true })),
+          : Effect.zipRight(waitForHostTurn(check.host), inspector.inspect(check.uri, { background: true })).pipe(
+            Effect.interruptible
+          ),
         (result) => {
           unrecorded.add(check.id)
           return Queue.offer(results, { id: check.id, result })

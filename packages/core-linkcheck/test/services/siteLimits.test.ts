@@ -125,3 +125,30 @@ describe("checks inside requests share the limits of queued checks", () => {
       }))
     ), { timeout: 30_000 })
 })
+
+describe("queued checks and their deadline", () => {
+  it.effect("a queued check of a page that drips its HTML ends at the check deadline, and its slot goes to the next", () =>
+    Effect.gen(function*() {
+      const linkChecker = yield* LinkChecker
+      const host = `drip-deadline.test:${fleet.httpPort}`
+      const dripping = `http://${host}/drip?every=100&deadline`
+      const next = `http://${host}/ok?after-the-drip`
+      const { batch } = yield* linkChecker.createBatch({ uris: [dripping, next], checkedWithin: 0 })
+      while (fleet.requestsInProgress(host) < 1) yield* realPause(10)
+      yield* realPause(200)
+      expect(fleet.requestCount("/ok?after-the-drip")).toBe(0)
+
+      yield* TestClock.adjust("10 seconds")
+      const report = yield* waitForCompletion(batch.id)
+      expect(report.links.map((link) => [link.uri, link.status, link.problemSummary])).toEqual([
+        [dripping, "broken", "Website unavailable"],
+        [next, "ok", null]
+      ])
+    }).pipe(
+      Effect.provide(runningLinkcheck(fleet, layerMemory(), {
+        perHostConcurrency: 1,
+        inspector: { checkTimeout: "10 seconds", responseTimeout: "10 minutes" },
+        scheduler: { pollInterval: "1 minute", prefetch: 0 }
+      }))
+    ), { timeout: 30_000 })
+})
