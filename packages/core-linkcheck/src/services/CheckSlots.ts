@@ -30,8 +30,6 @@ export class CheckSlots extends Context.Tag("@civicstack/core-linkcheck/CheckSlo
    * closes. Giving it back wakes the scheduler if a queued check found no slot meanwhile.
    */
   readonly hold: (site: string) => Effect.Effect<void, never, Scope.Scope>
-  /** Slots in use, in all and of `site`: for tests and dashboards. */
-  readonly inUse: (site?: string) => number
 }>() {
   static readonly layer = (limits: SlotLimits): Layer.Layer<CheckSlots, never, CheckSignal> =>
     Layer.effect(
@@ -109,13 +107,7 @@ export class CheckSlots extends Context.Tag("@civicstack/core-linkcheck/CheckSlo
             })
           )
 
-        return {
-          canTake,
-          take,
-          release,
-          hold,
-          inUse: (site?: string) => (site === undefined ? total : bySite.get(site) ?? 0)
-        }
+        return { canTake, take, release, hold }
       })
     )
 }
