@@ -44,8 +44,8 @@ export interface SchedulerOptions {
   /** Checks in flight at once in this process. */
   readonly concurrency: number
   /**
-   * Checks of one host held at once by all workers sharing the store (claimed and running, or claimed ahead), so at
-   * most this many in flight per host however many copies run.
+   * Checks of one site (see `LinkcheckSettings.perHostConcurrency`) held at once by all workers sharing the store
+   * (claimed and running, or claimed ahead), so at most this many in flight per site however many copies run.
    */
   readonly perHostConcurrency: number
   /**
@@ -72,9 +72,13 @@ export interface LinkcheckSettings {
   readonly suspiciousDomains: ReadonlyArray<string>
   /** Domain suffixes of internal websites, reported with a warning. */
   readonly internalDomains: ReadonlyArray<string>
-  /** Checks at once in this process. */
+  /** Checks at once in this process, queued and inside requests together. */
   readonly concurrency: number
-  /** Checks of one host at once, in all processes sharing the database together. */
+  /**
+   * Checks of one site at once (a registrable domain, e.g. `example.co.uk` for `www.example.co.uk:8080`; an IP address
+   * or `localhost` without the port): queued checks in all processes sharing the database together, and checks inside
+   * requests with those of their process. Also the connections kept per origin.
+   */
   readonly perHostConcurrency: number
   /** Checks completed longer ago than this are deleted with their batches. */
   readonly retention: Duration.Duration

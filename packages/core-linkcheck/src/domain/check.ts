@@ -29,6 +29,10 @@ export interface CheckRecord {
 export interface ClaimedCheck {
   readonly id: string
   readonly uri: string
+  /**
+   * The key of the per-site limit this check counts against, stored with the check when it was created: its site
+   * (`siteOf`), or for checks stored before sites were keyed so, the host with its port.
+   */
   readonly host: string
   readonly priority: CheckPriority
   /** How many times a worker has started this check, this claim included. */
@@ -57,13 +61,3 @@ export interface BatchRecord {
  */
 export const CLAIM_DURATION = Duration.seconds(30)
 export const CLAIM_RENEWAL = Duration.seconds(10)
-
-/** The key for per-host concurrency: the URL's host, or "" for links that make no request. */
-export const hostOf = (uri: string): string => {
-  try {
-    const url = new URL(uri)
-    return url.protocol === "http:" || url.protocol === "https:" ? url.host.toLowerCase() : ""
-  } catch {
-    return ""
-  }
-}

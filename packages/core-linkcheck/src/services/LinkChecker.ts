@@ -8,6 +8,7 @@ import type { CheckPriority, Webhook } from "../domain/check"
 import { CLAIM_DURATION, CLAIM_RENEWAL } from "../domain/check"
 import type { Batch, Link } from "../domain/reports"
 import { toBatch, toLink } from "../domain/reports"
+import { siteOf } from "../domain/site"
 import { LinkcheckParts } from "./LinkcheckParts"
 
 const DEFAULT_CHECKED_WITHIN = Duration.seconds(DEFAULT_CHECKED_WITHIN_SECONDS)
@@ -66,7 +67,19 @@ const reuseSince = (at: Date, checkedWithin: Duration.DurationInput | undefined)
 }
 
 const makeLinkChecker = Effect.gen(function*() {
-  const { completion, inspector, signal, store } = yield* LinkcheckParts
+  const { completion, inspector, signal, slots, store } = yield* LinkcheckParts
+
+  /**
+   * Inspects in one of the slots of the link's site that queued checks use too, taken ahead of them. Waiting for the
+   * slot counts against the check's deadline: a site whose slots stay busy that long gets the answer of a website
+   * that did not respond in time, with no request made.
+   */
+  const inspectInSlot = (uri: string) =>
+    Effect.gen(function*() {
+      const deadline = yield* inspector.checkTimeout
+      const [waited] = yield* Effect.timed(slots.hold(siteOf(uri)).pipe(Effect.timeoutOption(deadline)))
+      return yield* inspector.inspect(uri, { background: false, timeSpent: waited })
+    }).pipe(Effect.scoped)
 
   /** Runs a new check inside the call, holding its claim so that no worker starts it too. */
   const checkNow = (uri: string, at: Date) =>
@@ -79,7 +92,7 @@ const makeLinkChecker = Effect.gen(function*() {
         Effect.delay(CLAIM_RENEWAL),
         Effect.forever
       )
-      const result = yield* Effect.raceFirst(inspector.inspect(uri, { background: false }), keepClaim)
+      const result = yield* Effect.raceFirst(inspectInSlot(uri), keepClaim)
       const completedAt = yield* now
       yield* completion.recordResults({ workerId, now: completedAt, results: [{ id: created.id, result }] })
       return toLink({ ...created, completedAt, result })

@@ -1,4 +1,4 @@
-import { Cause, Context, Effect, Layer } from "effect"
+import { Cause, Context, Duration, Effect, Layer } from "effect"
 import { assembleOutcome, checkFailedOutcome } from "../domain/outcome"
 import type { CheckResult } from "../domain/check"
 import type { InspectorConfig } from "../settings"
@@ -19,26 +19,35 @@ const makeInspector = (config: InspectorConfig) =>
       allowPrivateAddresses: config.allowPrivateAddresses,
       resolve: config.lookup
     })
-    const inspect = (uri: string, options: { readonly background: boolean }): Effect.Effect<CheckResult> =>
-      followLink(config, transport, uri, options.background).pipe(
+    const inspect = (uri: string, options: InspectOptions): Effect.Effect<CheckResult> =>
+      Effect.suspend(() =>
+        followLink(config, transport, uri, options.background, Duration.toMillis(options.timeSpent ?? 0))
+      ).pipe(
         Effect.map(assembleOutcome),
         Effect.catchAllDefect((defect) =>
           Effect.logError("Link check could not be completed", Cause.die(defect)).pipe(Effect.as(checkFailedOutcome))
         )
       )
-    return { inspect }
+    // decoded when asked, as followLink does, so that a bad setting is a defect of the check and not of the service
+    return { inspect, checkTimeout: Effect.sync(() => Duration.decode(config.checkTimeout)) }
   })
+
+export interface InspectOptions {
+  /** Enables the 429/503 retries. */
+  readonly background: boolean
+  /** Time the check already spent waiting (for a slot of its site) that counts against its deadline. */
+  readonly timeSpent?: Duration.DurationInput | undefined
+}
 
 /**
  * Inspects one link for the service: URL rules, then a GET that follows redirects by hand, over pooled keep-alive
  * connections; the result is what a check records.
  */
 export class LinkInspector extends Context.Tag("@civicstack/core-linkcheck/LinkInspector")<LinkInspector, {
-  /**
-   * Never fails: an internal failure becomes the warning that the check could not be completed. `background: true`
-   * enables the 429/503 retries.
-   */
-  readonly inspect: (uri: string, options: { readonly background: boolean }) => Effect.Effect<CheckResult>
+  /** Never fails: an internal failure becomes the warning that the check could not be completed. */
+  readonly inspect: (uri: string, options: InspectOptions) => Effect.Effect<CheckResult>
+  /** The deadline of a check on the network (`InspectorConfig.checkTimeout`). */
+  readonly checkTimeout: Effect.Effect<Duration.Duration>
 }>() {
   /** Scoped: the connection pools are closed when the layer's scope closes. */
   static readonly layer = (config: Partial<InspectorConfig> = {}): Layer.Layer<LinkInspector> =>

@@ -4,6 +4,7 @@ import { Context, Effect, Layer } from "effect"
 import type { LinkcheckSettings } from "../settings"
 import { LinkcheckStore } from "../storage/LinkcheckStore"
 import { CheckSignal } from "./CheckSignal"
+import { CheckSlots } from "./CheckSlots"
 import { makeCompletion } from "./completion"
 import type { Completion } from "./completion"
 import { LinkInspector } from "./LinkInspector"
@@ -18,10 +19,14 @@ const USER_AGENT_PRODUCT = "civicstack-linkcheck/0.1"
 export class LinkcheckParts extends Context.Tag("@civicstack/core-linkcheck/LinkcheckParts")<LinkcheckParts, CoreParts<LinkcheckSettings, LinkcheckStore, JobQueue> & {
   readonly inspector: Context.Tag.Service<LinkInspector>
   readonly signal: Context.Tag.Service<CheckSignal>
+  readonly slots: Context.Tag.Service<CheckSlots>
   readonly completion: Completion
   readonly webhookTransport: Context.Tag.Service<WebhookTransport>
 }>() {
-  /** The parts over the store and job queue the caller provides: inspector, signal and webhook transport inside. */
+  /**
+   * The parts over the store and job queue the caller provides: inspector, signal, check slots and webhook transport
+   * inside.
+   */
   static readonly layer = (settings: LinkcheckSettings): Layer.Layer<LinkcheckParts, never, LinkcheckStore | JobQueue> =>
     Layer.effect(
       LinkcheckParts,
@@ -34,6 +39,7 @@ export class LinkcheckParts extends Context.Tag("@civicstack/core-linkcheck/Link
           jobs,
           inspector: yield* LinkInspector,
           signal: yield* CheckSignal,
+          slots: yield* CheckSlots,
           webhookTransport: yield* WebhookTransport,
           completion: makeCompletion(store, jobs)
         }
@@ -48,7 +54,9 @@ export class LinkcheckParts extends Context.Tag("@civicstack/core-linkcheck/Link
           perHostConnections: settings.perHostConcurrency,
           ...(settings.resolver === undefined ? {} : { lookup: settings.resolver })
         }),
-        CheckSignal.layer,
+        CheckSlots.layer({ concurrency: settings.concurrency, perSite: settings.perHostConcurrency }).pipe(
+          Layer.provideMerge(CheckSignal.layer)
+        ),
         WebhookTransport.layer({
           allowPrivateAddresses: settings.allowPrivateAddresses,
           userAgent: USER_AGENT_PRODUCT,

@@ -81,7 +81,8 @@ const addTo = (counts: Map<string, number>, host: string, delta: number) => {
 
 /**
  * Claims pending checks from the store and runs them: at most `concurrency` at once in this process and
- * `perHostConcurrency` per host across every process sharing the store, high priority first without starving low.
+ * `perHostConcurrency` per site (`siteOf`) across every process sharing the store, high priority first without
+ * starving low. The checks that run inside requests of this process take their slots from the same limits, first.
  * A few more are claimed ahead and held, so a slot that frees is filled at once. Results are recorded in groups.
  * A heartbeat renews the claims of the checks it works on, so only a dead worker's checks are taken over, and
  * hands back at once those of workers of this host whose process is gone. On interruption it stops
@@ -98,7 +99,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       maxAttempts: yield* countOption("runScheduler", "maxAttempts", given.maxAttempts, 1)
     }
     const prefetch = yield* countOption("runScheduler", "prefetch", given.prefetch ?? settings.concurrency / 2, 0)
-    const { completion, inspector, signal, store } = yield* LinkcheckParts
+    const { completion, inspector, signal, slots, store } = yield* LinkcheckParts
     const workerId = `linkcheck-${crypto.randomUUID()}`
     /** The store's `hostname` of this worker: host name and pid namespace. */
     const hostname = processSpace()
@@ -141,13 +142,16 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       return held
     }
 
-    /** Moves the checks that may start now from `ready` to `running`, best first. */
+    /**
+     * Moves the checks that may start now from `ready` to `running`, best first: within this scheduler's limits and
+     * with a slot of the process's, which checks inside requests share.
+     */
     const takeStartable = (): ReadonlyArray<ClaimedCheck> => {
       const startable: Array<ClaimedCheck> = []
       while (running.size < settings.concurrency && readyCount > 0) {
         let best: ClaimedCheck | undefined
         for (const [host, queue] of ready) {
-          if ((runningByHost.get(host) ?? 0) >= settings.perHostConcurrency) continue
+          if ((runningByHost.get(host) ?? 0) >= settings.perHostConcurrency || !slots.canTake(host)) continue
           if (best === undefined || runsBefore(queue[0]!, best)) best = queue[0]!
         }
         if (best === undefined) break
@@ -157,6 +161,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         readyCount -= 1
         running.set(best.id, best)
         addTo(runningByHost, best.host, 1)
+        slots.take(best.host)
         startable.push(best)
       }
       return startable
@@ -196,17 +201,25 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       Effect.sync(() => {
         running.delete(check.id)
         addTo(runningByHost, check.host, -1)
+        slots.release(check.host)
       }).pipe(
         Effect.zipRight(startReady),
         // waking the claim loop for less than a group would only send it back to sleep
         Effect.zipRight(Effect.suspend(() => (claimWanted() ? signal.notify : Effect.void)))
       )
 
+    /**
+     * Started inside `startReady`, whose uninterruptibility its fiber inherits: only the inspection is made
+     * interruptible again, so that the check's deadline (a timeout) and shutdown can cut it short, while its end is
+     * always accounted for.
+     */
     const runCheck = (check: ClaimedCheck): Effect.Effect<void> =>
       Effect.flatMap(
         check.attempts > settings.maxAttempts
           ? Effect.succeed(checkFailedOutcome)
-          : Effect.zipRight(waitForHostTurn(check.host), inspector.inspect(check.uri, { background: true })),
+          : Effect.zipRight(waitForHostTurn(check.host), inspector.inspect(check.uri, { background: true })).pipe(
+            Effect.interruptible
+          ),
         (result) => {
           unrecorded.add(check.id)
           return Queue.offer(results, { id: check.id, result })
@@ -348,6 +361,8 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     }).pipe(Effect.ignoreLogged)
 
     const claimLoop = Effect.gen(function*() {
+      // woken maybe by a check inside a request that gave back a slot some ready check was waiting for
+      yield* startReady
       const room = capacity - running.size - readyCount
       if (!claimWanted()) return yield* signal.wait(settings.pollInterval)
       const claimed = yield* claimMore.pipe(

@@ -6,7 +6,6 @@ import type { Layer } from "effect"
 import { Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { suiteOnPostgres, testPool } from "@civicstack/kit/testing"
-import { hostOf } from "../../src/domain/check"
 import {
   createLinkcheckTables,
   indexClaimedChecksByHost,
@@ -31,9 +30,12 @@ const migrateBeforeHashes = migrateSchema({
 const start = new Date("2024-03-01T12:00:00.000Z")
 const at = (seconds: number) => new Date(start.getTime() + seconds * 1000)
 
+/** The key of the per-host limit that the store of those days wrote: the URL's host with its port. */
+const hostKeyOfThoseDays = (uri: string) => new URL(uri).host.toLowerCase()
+
 /** Checks written by the store before the migration: one completed, one held by a worker, two waiting. */
 const checksOfTheOldSchema = Effect.flatMap(SqlClient, (sql) => {
-  const row = (uri: string, fields: Record<string, unknown>) => ({ uri, host: hostOf(uri), ...fields })
+  const row = (uri: string, fields: Record<string, unknown>) => ({ uri, host: hostKeyOfThoseDays(uri), ...fields })
   const rows = [
     row("https://done.example/", { completed_at: at(1), status: "ok", errors: [], warnings: [], danger: [] }),
     row("https://busy.example/held", { claimed_by: "worker-x", claimed_until: at(3600) }),

@@ -423,6 +423,34 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           ])
         }))
 
+      test("subdomains and ports of one registrable domain are claimed under one limit, other domains under theirs", () =>
+        Effect.gen(function*() {
+          yield* claimedCheck("https://www.site.co.uk:8443/in-a-request", "worker-x")
+          yield* newBatch([
+            "https://site.co.uk/1",
+            "http://a.site.co.uk:8080/2",
+            "https://b.c.site.co.uk/3",
+            "https://other.co.uk/1",
+            "http://127.0.0.1:8080/1",
+            "http://127.0.0.1:9090/2"
+          ])
+
+          const claimed = yield* claim({ perHost: 2 })
+          expect(uris(claimed)).toEqual([
+            "https://site.co.uk/1",
+            "https://other.co.uk/1",
+            "http://127.0.0.1:8080/1",
+            "http://127.0.0.1:9090/2"
+          ])
+          expect(claimed.map((check) => check.host)).toEqual([
+            "site.co.uk",
+            "other.co.uk",
+            "127.0.0.1",
+            "127.0.0.1"
+          ])
+          expect(yield* claim({ perHost: 2, workerId: "worker-b" })).toEqual([])
+        }))
+
       test("claims ahead of a host's limit only while no other worker holds it, counting its own by its own count", () =>
         Effect.gen(function*() {
           yield* newBatch(Array.from({ length: 8 }, (_, i) => `https://alone.example/${i}`))

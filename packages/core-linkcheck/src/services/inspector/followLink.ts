@@ -82,7 +82,9 @@ export const followLink = (
   config: InspectorConfig,
   transport: Transport,
   uri: string,
-  background: boolean
+  background: boolean,
+  /** Of the check's time on the network, what it already spent waiting before its first request. */
+  timeSpentMillis = 0
 ): Effect.Effect<ReadonlyArray<Finding>> =>
   Effect.gen(function*() {
     const findings: Array<Finding> = []
@@ -92,7 +94,7 @@ export const followLink = (
     const cookies = chainCookies()
 
     const checkTimeout = Duration.decode(config.checkTimeout)
-    let networkMillisLeft = Duration.toMillis(checkTimeout)
+    let networkMillisLeft = Duration.toMillis(checkTimeout) - timeSpentMillis
     const outOfTime = () =>
       new OutboundFailure({ reason: "responseTimeout", detail: `the check took longer than ${Duration.format(checkTimeout)}` })
 

@@ -1,6 +1,6 @@
 import { HashMap, Option, Order, SortedSet } from "effect"
 import type { CheckPriority, CheckRecord, CheckResult, Webhook } from "../../domain/check"
-import { hostOf } from "../../domain/check"
+import { siteOf } from "../../domain/site"
 import type { WebhookAttempt } from "../LinkcheckStore"
 
 /** The memory store's state, and how its checks are kept: every record family reads and writes through these. */
@@ -114,7 +114,7 @@ export const insertCheck = (
   const check: StoredCheck = {
     id: String(state.lastCheckId + 1),
     uri: input.uri,
-    host: hostOf(input.uri),
+    host: siteOf(input.uri),
     priority: input.priority,
     createdAt: input.now,
     completedAt: null,

@@ -2,7 +2,7 @@ import { decodeRows } from "@civicstack/kit"
 import type { Context } from "effect"
 import { Effect, Option, Schema } from "effect"
 import type { CheckPriority, CheckRecord, ClaimedCheck } from "../../domain/check"
-import { hostOf } from "../../domain/check"
+import { siteOf } from "../../domain/site"
 import type { CheckCompletion, ClaimRequest, LinkcheckStore } from "../LinkcheckStore"
 import { linkReportAfterUri } from "../reportJson"
 import { CheckRow, checkRecordOf, isCheckId, Priority, storedPriority, timestamp } from "./rows"
@@ -51,7 +51,7 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
         ${timestamp(input.now)}::timestamptz, ${input.claim?.workerId ?? null}::text,
         ${input.claim ? timestamp(input.claim.until) : null}::timestamptz,
         ${input.claim ? timestamp(input.now) : null}::timestamptz, ${input.claim ? 1 : 0}::integer
-      FROM (SELECT ${input.uri}::text AS uri, ${hostOf(input.uri)}::text AS host) n
+      FROM (SELECT ${input.uri}::text AS uri, ${siteOf(input.uri)}::text AS host) n
       RETURNING ${checkColumns}
     `).pipe(Effect.map((created) => checkRecordOf(created[0]!)))
 
@@ -90,7 +90,7 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
       INSERT INTO linkcheck.checks AS c (uri, uri_hash, host, host_hash, priority, created_at)
       SELECT n.uri, ${sha256("n.uri")}, n.host, ${sha256("n.host")}, ${storedPriority(priority)}::smallint,
         ${timestamp(now)}::timestamptz
-      FROM jsonb_to_recordset(${JSON.stringify(uris.map((uri) => ({ uri, host: hostOf(uri) })))}::jsonb)
+      FROM jsonb_to_recordset(${JSON.stringify(uris.map((uri) => ({ uri, host: siteOf(uri) })))}::jsonb)
         AS n(uri text, host text)
       WHERE ${unlessCreatedSince === null}::boolean OR NOT EXISTS (
         SELECT 1 FROM linkcheck.checks r
