@@ -30,7 +30,7 @@ const waitForCompletion = (id: number) =>
   Effect.gen(function*() {
     const linkChecker = yield* LinkChecker
     for (;;) {
-      const report = yield* linkChecker.getBatch(id)
+      const report = yield* linkChecker.getBatch(id, "every batch")
       if (report.completedAt !== null) return report
       yield* realPause(50)
     }
@@ -57,7 +57,7 @@ describe("checks inside requests share the limits of queued checks", () => {
       expect(link.status).toBe("ok")
       // the batch needs about 4 s at two at once: the request did not wait for it
       expect(Duration.toMillis(elapsed)).toBeLessThan(2_000)
-      expect((yield* linkChecker.getBatch(batch.id)).totals.pending).toBeGreaterThan(4)
+      expect((yield* linkChecker.getBatch(batch.id, "every batch")).totals.pending).toBeGreaterThan(4)
 
       const done = yield* waitForCompletion(batch.id)
       expect(done.totals.pending).toBe(0)
@@ -80,7 +80,7 @@ describe("checks inside requests share the limits of queued checks", () => {
       const [elapsed, link] = yield* Effect.timed(checkInRequest(`http://three.test:${fleet.httpPort}/ok?global`))
       expect(link.status).toBe("ok")
       expect(Duration.toMillis(elapsed)).toBeLessThan(2_000)
-      expect((yield* linkChecker.getBatch(batch.id)).totals.pending).toBeGreaterThan(4)
+      expect((yield* linkChecker.getBatch(batch.id, "every batch")).totals.pending).toBeGreaterThan(4)
 
       yield* waitForCompletion(batch.id)
       expect(all.peak()).toBe(2)
