@@ -4,6 +4,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { promisify } from "node:util"
 import { afterAll, inject } from "vitest"
+import { builtSinceLastChange } from "./freshBuild"
 
 const run = promisify(execFile)
 
@@ -47,7 +48,7 @@ const outcomeIn = async (file: string): Promise<Outcome> => {
 
 const buildAndPack = async (packageDirectory: string, destination: string): Promise<Outcome> => {
   try {
-    await run("npm", ["run", "build"], { cwd: packageDirectory })
+    if (!(await builtSinceLastChange(packageDirectory))) await run("npm", ["run", "build"], { cwd: packageDirectory })
     const packed = await run("npm", ["pack", "--json", "--pack-destination", destination], { cwd: packageDirectory })
     const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }]
     return { tarball: Path.join(destination, filename) }
@@ -57,8 +58,9 @@ const buildAndPack = async (packageDirectory: string, destination: string): Prom
 }
 
 /**
- * The package built from its current sources and packed, once in the test run: the first test file to ask claims
- * it (making a folder is atomic across the processes of the run) and records the outcome; the others wait for it.
+ * The package built from its current sources (unless its build is newer than them) and packed, once in the test
+ * run: the first test file to ask claims it (making a folder is atomic across the processes of the run) and records
+ * the outcome; the others wait for it.
  */
 export const packedOnce = async (packageDirectory: string): Promise<string> => {
   const directory = await tarballDirectory()
