@@ -4,7 +4,7 @@ import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { promisify } from "node:util"
-import { packedOnce } from "./tarballs"
+import { packedOnce, tarballDirectory } from "./tarballs"
 import { type CivicstackPackage, type Manifest, neededNames, readManifest, withCivicstackNeeds } from "./workspacePackages"
 
 const run = promisify(execFile)
@@ -13,23 +13,29 @@ const run = promisify(execFile)
 const NEVER_INSTALLED = ["@civicstack/kit", "vitest", "@effect/vitest", "tsup", "typescript"]
 
 interface LockEntry {
-  readonly name?: string
+  readonly name: string
+  readonly resolved?: string
   readonly dependencies?: Record<string, string>
   readonly optionalDependencies?: Record<string, string>
   readonly peerDependencies?: Record<string, string>
 }
 
-/** Every package installed in the project, by name, with the names of the installed packages that require it. */
-const installedPackages = async (project: string) => {
+/** What npm installed in the project, by its lockfile: one entry for each copy. */
+const lockedPackages = async (project: string): Promise<ReadonlyArray<LockEntry>> => {
   const lock = JSON.parse(await Fs.readFile(Path.join(project, "package-lock.json"), "utf8")) as {
-    packages: Record<string, LockEntry>
+    packages: Record<string, Omit<LockEntry, "name"> & { readonly name?: string }>
   }
-  const entries = Object.entries(lock.packages).filter(([path]) => path !== "")
-  const requirers = new Map(entries.map(([path, entry]) => [entry.name ?? path.replace(/^.*node_modules\//, ""), new Set<string>()]))
-  for (const [path, entry] of entries) {
-    const requirer = entry.name ?? path.replace(/^.*node_modules\//, "")
+  return Object.entries(lock.packages).flatMap(([path, entry]) =>
+    path === "" ? [] : [{ ...entry, name: entry.name ?? path.replace(/^.*node_modules\//, "") }]
+  )
+}
+
+/** Every package installed, by name, with the names of the installed packages that require it. */
+const requirersByName = (locked: ReadonlyArray<LockEntry>) => {
+  const requirers = new Map(locked.map(({ name }) => [name, new Set<string>()]))
+  for (const entry of locked) {
     const required = { ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies }
-    for (const name of Object.keys(required)) requirers.get(name)?.add(requirer)
+    for (const name of Object.keys(required)) requirers.get(name)?.add(entry.name)
   }
   return requirers
 }
@@ -75,18 +81,21 @@ export interface InstalledProject {
  * run), and their tarballs installed with `npm install` into an empty project, which is removed after the tests.
  */
 export const installedWithItsCivicstackNeeds = (packageDirectory: string) => {
+  const tarballs = tarballDirectory()
   let project: InstalledProject | undefined
+  let projectDirectory: string | undefined
   beforeAll(async () => {
     const packages = await withCivicstackNeeds(packageDirectory)
-    const tarballs = await Promise.all(packages.map(({ directory }) => packedOnce(directory)))
+    const packed = await Promise.all(packages.map(({ directory }) => packedOnce(directory, tarballs)))
     const directory = await Fs.mkdtemp(Path.join(Os.tmpdir(), `${Path.basename(packageDirectory)}-installed-`))
+    projectDirectory = directory
     await Fs.writeFile(Path.join(directory, "package.json"), JSON.stringify({ name: "client-app", private: true, type: "module" }))
-    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tarballs], { cwd: directory })
+    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...packed], { cwd: directory })
     const runScript = async (script: string) =>
       (await run(process.execPath, ["--input-type=module", "-e", script], { cwd: directory })).stdout.trim()
     project = { directory, packages, runScript }
   }, 300_000)
-  afterAll(() => project && Fs.rm(project.directory, { recursive: true, force: true }))
+  afterAll(() => projectDirectory && Fs.rm(projectDirectory, { recursive: true, force: true }))
 
   return () => {
     if (project === undefined) throw new Error("the project is installed before the tests, in beforeAll")
@@ -109,17 +118,25 @@ export interface WorkingInstall {
 export const installsWithItsCivicstackNeeds = (packageDirectory: string, expected: WorkingInstall) => {
   const installed = installedWithItsCivicstackNeeds(packageDirectory)
 
+  it("takes every civicstack package from the tarballs beside it", async () => {
+    const { directory, packages } = installed()
+    const civicstack = (await lockedPackages(directory)).filter(({ name }) => name.startsWith("@civicstack/"))
+    expect(civicstack.map(({ name }) => name).sort()).toEqual(packages.map(({ manifest }) => manifest.name).sort())
+    for (const { name, resolved } of civicstack) {
+      expect({ name, resolved }).toEqual({ name, resolved: expect.stringMatching(/^file:.*\.tgz$/) })
+    }
+  })
+
   it("brings no package it is only developed with", async () => {
     const { directory, packages } = installed()
-    const installedNames = await installedPackages(directory)
-    for (const { manifest } of packages) expect(installedNames.has(manifest.name)).toBe(true)
+    const installedNames = requirersByName(await lockedPackages(directory))
     expect(developmentPackagesIn(installedNames, packages.map(({ manifest }) => manifest))).toEqual([])
   })
 
   it("ships every file its exports name, and each entry point loads", { timeout: 60_000 }, async () => {
     const { directory, packages: [own] } = installed()
-    const manifest = await readManifest(Path.join(directory, "node_modules", own!.manifest.name))
-    const shipped = Path.join(directory, "node_modules", manifest.name)
+    const shipped = Path.join(directory, "node_modules", own!.manifest.name)
+    const manifest = await readManifest(shipped)
     const files = exportedFiles(manifest.exports)
     expect(files.length).toBeGreaterThan(0)
     const missing = []

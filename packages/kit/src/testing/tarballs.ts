@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process"
+import * as FsSync from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -15,21 +16,16 @@ declare module "vitest" {
   }
 }
 
-let ownDirectory: Promise<string> | undefined
-
 /**
- * The run's folder of tarballs, shared by every test file; without the global setup that provides it, one of this
- * file's own, removed after it.
+ * The run's folder of tarballs, shared by every test file; without the global setup that provides it, one of the test
+ * file's own, removed after its tests. Called while the file's tests are collected.
  */
-export const tarballDirectory = (): Promise<string> => {
+export const tarballDirectory = (): string => {
   const shared = inject("civicstackTarballs")
-  if (shared !== undefined) return Promise.resolve(shared)
-  if (ownDirectory === undefined) {
-    const made = Fs.mkdtemp(Path.join(Os.tmpdir(), "civicstack-tarballs-"))
-    afterAll(async () => Fs.rm(await made, { recursive: true, force: true }))
-    ownDirectory = made
-  }
-  return ownDirectory
+  if (shared !== undefined) return shared
+  const own = FsSync.mkdtempSync(Path.join(Os.tmpdir(), "civicstack-tarballs-"))
+  afterAll(() => Fs.rm(own, { recursive: true, force: true }))
+  return own
 }
 
 type Outcome = { readonly tarball: string } | { readonly failure: string }
@@ -58,12 +54,11 @@ const buildAndPack = async (packageDirectory: string, destination: string): Prom
 }
 
 /**
- * The package built from its current sources (unless its build is newer than them) and packed, once in the test
- * run: the first test file to ask claims it (making a folder is atomic across the processes of the run) and records
- * the outcome; the others wait for it.
+ * The package built from its current sources (unless its build is newer than them) and packed into `directory`, once
+ * in the test run: the first test file to ask claims it (making a folder is atomic across the processes of the run)
+ * and records the outcome; the others wait for it.
  */
-export const packedOnce = async (packageDirectory: string): Promise<string> => {
-  const directory = await tarballDirectory()
+export const packedOnce = async (packageDirectory: string, directory: string): Promise<string> => {
   const key = Path.basename(packageDirectory)
   const outcomeFile = Path.join(directory, `${key}.json`)
   const claimed = await Fs.mkdir(Path.join(directory, `${key}.claim`)).then(() => true, () => false)
