@@ -5,3 +5,4 @@ export { importedModules, type InstallExpectations, installsOnItsOwn, packedPack
 export { freePort } from "./freePort"
 export { baseUrl, invalidRequestsRefused, servedOnLoopback } from "./host"
 export { FAKE_TOKEN, fakeTokenAccess, fetchThatHangs, FORBIDDEN_TOKEN } from "./fakes"
+export { installedWithItsCivicstackNeeds, type InstalledProject, installsWithItsCivicstackNeeds, type WorkingInstall } from "./installed"

@@ -5,6 +5,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
+import { builtSinceLastChange } from "./freshBuild"
 
 const run = promisify(execFile)
 const monorepoModules = fileURLToPath(new URL("../../../../node_modules", import.meta.url))
@@ -14,15 +15,15 @@ export const importedModules = (code: string) =>
   [...code.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s*['"]([^'"]+)['"]/g)].map((match) => match[1]!)
 
 /**
- * A package as a project outside the monorepo gets it: built from the current sources and packed, before the tests of
- * the file; the tarball and an empty project are removed after them.
+ * A package as a project outside the monorepo gets it: built from the current sources (unless its build is newer than
+ * them) and packed, before the tests of the file; the tarball and an empty project are removed after them.
  */
 export const packedPackage = (packageDirectory: string) => {
   let project = ""
   let tarball = ""
   beforeAll(async () => {
     project = await Fs.mkdtemp(Path.join(Os.tmpdir(), `${Path.basename(packageDirectory)}-install-`))
-    await run("npm", ["run", "build"], { cwd: packageDirectory })
+    if (!(await builtSinceLastChange(packageDirectory))) await run("npm", ["run", "build"], { cwd: packageDirectory })
     const packed = await run("npm", ["pack", "--json", "--pack-destination", project], { cwd: packageDirectory })
     tarball = Path.join(project, (JSON.parse(packed.stdout) as Array<{ filename: string }>)[0]!.filename)
     await Fs.writeFile(Path.join(project, "package.json"), JSON.stringify({ name: "client-app", private: true }))
