@@ -1,4 +1,4 @@
-import { expecting, TrustedProxiesFromString } from "@civicstack/kit"
+import { expecting, Flag, TrustedProxiesFromString } from "@civicstack/kit"
 import { Config, ConfigError, ConfigProvider, Effect, Either, Option, Redacted, Schema } from "effect"
 import { SERVICE_NAMES, SERVICE_SETTINGS, type ServiceSections } from "./services/index"
 
@@ -57,6 +57,7 @@ const hostConfig = Config.all({
   trustProxy: setting("TRUST_PROXY", TrustedProxiesFromString, false),
   production: setting("NODE_ENV", Schema.String, "development").pipe(Config.map((value) => value === "production")),
   bootstrapFile: optional("CIVICSTACK_BOOTSTRAP", FilePath),
+  metrics: setting("METRICS", Flag, true),
   logLevel: setting(
     "LOG_LEVEL",
     LogLevel.annotations(expecting(`one of ${LogLevel.literals.join(", ")}`)),

@@ -84,6 +84,9 @@ describe("the packed server", () => {
       expect(await ready.json()).toMatchObject({ status: "ok", database: "ok" })
       const discovery = await fetch(`${server.url}/.well-known/openid-configuration`)
       expect(discovery.status).toBe(200)
+      const metrics = await (await fetch(`${server.url}/metrics`)).text()
+      expect(metrics).toMatch(/^http_server_requests_total\{method="GET",route="\/\.well-known\/openid-configuration",status="200"/m)
+      expect(metrics).toMatch(/^process_resident_memory_bytes\{/m)
     } finally {
       expect(await stop(server)).toBe(0)
     }

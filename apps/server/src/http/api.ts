@@ -4,7 +4,9 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Duration, Effect, Layer } from "effect"
+import { MetricsExport, metricsExportLayer } from "../observability/metrics"
 import type { ServiceSlot, SlotContext } from "../services/slot"
 import { Draining } from "./draining"
 import { docsRoutes } from "./docs"
@@ -49,6 +51,19 @@ const HealthLive = HttpApiBuilder.group(healthApi, "health", (handlers) =>
         }))
   }))
 
+/** `GET /metrics`: the Prometheus text format, each service's backlog read as the readiness check reads it. */
+const metricsRoute = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const metrics = yield* MetricsExport
+    const sections = yield* ReadinessSections
+    yield* router.get(
+      "/metrics",
+      Effect.map(metrics.render(sections.read), (text) =>
+        HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" }))
+    )
+  })
+).pipe(Layer.provide(metricsExportLayer))
+
 /** The API this copy serves: the health checks and the endpoints of the services it serves, side by side. */
 export const servedApi = (slots: ReadonlyArray<ServiceSlot>) =>
   slots.reduce<HttpApi.HttpApi<"civicstack", HttpApiGroup.HttpApiGroup.Any, HttpApiDecodeError, never>>(
@@ -66,7 +81,7 @@ export const publishedDocuments = (slots: ReadonlyArray<ServiceSlot>) => [
  * The HTTP API of this copy, with every slot's handlers and the documents of their contracts. A service this copy
  * does not serve answers 404.
  */
-export const apiLayer = (slots: ReadonlyArray<ServiceSlot>) => {
+export const apiLayer = (slots: ReadonlyArray<ServiceSlot>, options: { readonly metrics: boolean }) => {
   const api = servedApi(slots)
   const readiness = slots.reduce<Layer.Layer<never, never, SlotContext | ReadinessSections>>(
     (all, slot) => Layer.merge(all, slot.readiness),
@@ -77,6 +92,7 @@ export const apiLayer = (slots: ReadonlyArray<ServiceSlot>) => {
       HealthLive.pipe(Layer.provide(readiness)),
       requestGuard(api),
       docsRoutes(publishedDocuments(slots)),
+      ...(options.metrics ? [metricsRoute.pipe(Layer.provide(readiness))] : []),
       ...slots.map((slot) => slot.routes)
     ]),
     Layer.provide(ReadinessSections.layer)

@@ -10,7 +10,7 @@ import { invalidRequestBody } from "@civicstack/kit"
 import { Cause, Duration, Effect, Option, Predicate } from "effect"
 import { isBodyTooLarge, MAX_BODY_BYTES } from "./bodyLimit"
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "./jsonDepth"
-import { methodTable } from "./methods"
+import { routeTable } from "./methods"
 
 /** How long an unreachable database is expected to take to come back, as told to clients. */
 const RETRY_AFTER_SECONDS = 5
@@ -94,7 +94,7 @@ export const makeUnexpectedAnswer = Effect.map(SqlClient.SqlClient, (sql) => {
 export const requestGuard = (api: HttpApi.HttpApi<string, HttpApiGroup.HttpApiGroup.Any, any, any>) =>
   HttpApiBuilder.middleware(Effect.gen(function*() {
     const unexpectedAnswer = yield* makeUnexpectedAnswer
-    const methodsOf = methodTable(api)
+    const { methodsOf } = routeTable(api)
 
     /**
      * Reads the body once, before any handler: the library keeps the text for the payload decoders, and a body over

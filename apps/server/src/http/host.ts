@@ -13,10 +13,12 @@ import * as Http from "node:http"
 import * as Https from "node:https"
 import type { ServerConfig } from "../config"
 import type { ServiceSlot, SlotContext } from "../services/slot"
-import { apiLayer } from "./api"
+import { recordHttpAnswer } from "../observability/metrics"
+import { apiLayer, servedApi } from "./api"
 import { LimitedIncomingMessage } from "./bodyLimit"
 import { Draining } from "./draining"
 import { makeUnexpectedAnswer } from "./errorEnvelope"
+import { routeTable } from "./methods"
 import {
   answerFast,
   FastAnswers,
@@ -29,6 +31,9 @@ import {
 import type { FastFormAnswer, FastResponse } from "./fastAnswers"
 
 const STRICT_TRANSPORT_SECURITY = "max-age=31536000; includeSubDomains"
+
+/** What the host serves beside the services' APIs, as the metrics name these routes. */
+const HOST_PATHS = ["/metrics", "/docs", "/docs/assets/:file", "/openapi/:document"]
 
 /**
  * The node server, whose answers to requests that came over https (to it, or to a trusted proxy that says so) carry
@@ -78,8 +83,31 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
   const server = createNodeServer(config)
   const listening = NodeHttpServer.layer(() => server, { port: config.port, host: config.host })
 
+  const { templateOf } = routeTable(servedApi(slots), HOST_PATHS)
+  const routeOf = (url: string) => templateOf(url.split("?", 1)[0]!)
+  const recordAnswer = (request: Http.IncomingMessage, status: number, startedAt: number) => {
+    if (config.metrics) {
+      recordHttpAnswer(request.method ?? "GET", routeOf(request.url ?? "/"), status, (performance.now() - startedAt) / 1000)
+    }
+  }
+
+  /** Counts each answer by method, route template and status, with its latency, once the answer is made. */
+  const measured = (app: HttpApp.Default) =>
+    Effect.suspend(() => {
+      const startedAt = performance.now()
+      return Effect.zipRight(
+        HttpApp.appendPreResponseHandler((request, response) =>
+          Effect.sync(() => {
+            recordHttpAnswer(request.method, routeOf(request.url), response.status, (performance.now() - startedAt) / 1000)
+            return response
+          })
+        ),
+        app
+      )
+    })
+
   const serving = HttpApiBuilder.serve((app) =>
-    HttpMiddleware.logger(Effect.zipRight(jsonWithCharset, app))
+    HttpMiddleware.logger(Effect.zipRight(jsonWithCharset, config.metrics ? measured(app) : app))
   ).pipe(
     // The router would otherwise collapse "//" in the whole URL, query included: `?uri=https://x` became `https:/x`.
     Layer.provide(HttpRouter.setRouterConfig({ ignoreDuplicateSlashes: false })),
@@ -138,8 +166,9 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
     const runtime = yield* Effect.runtime<never>()
     const runFork = Runtime.runFork(runtime)
     const logsAnswers = LogLevel.greaterThanEqual(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))
-    const logAnswer = (request: Http.IncomingMessage, status: number) => {
+    const logAnswer = (request: Http.IncomingMessage, status: number, startedAt: number) => {
       fastAnswersServed.unsafeUpdate(1, [])
+      recordAnswer(request, status, startedAt)
       if (!logsAnswers) return
       Runtime.runSync(runtime)(
         Effect.log("Sent HTTP response").pipe(
@@ -153,7 +182,12 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
     }))
 
     /** As the stack does, a client that goes away before its answer interrupts the work done for it. */
-    const answerForm = (form: FastFormAnswer, request: Http.IncomingMessage, response: Http.ServerResponse) =>
+    const answerForm = (
+      form: FastFormAnswer,
+      request: Http.IncomingMessage,
+      response: Http.ServerResponse,
+      startedAt: number
+    ) =>
       readBody(request, (body) => {
         const method = request.method ?? "POST"
         const url = request.url ?? "/"
@@ -176,7 +210,7 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
           // draining began while it was answered: the client goes elsewhere next
           if (drainingBegan) response.shouldKeepAlive = false
           writeAnswer(response, exit.value)
-          logAnswer(request, exit.value.status)
+          logAnswer(request, exit.value.status, startedAt)
         })
         response.on("close", () => {
           if (!response.writableEnded) fiber.unsafeInterruptAsFork(fiber.id())
@@ -186,14 +220,15 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
     const emit = server.emit
     server.emit = function(this: Http.Server, event: string, ...args: Array<any>) {
       if (event === "request" && !drainingBegan) {
+        const startedAt = performance.now()
         const answered = answerFast(answers, args[0], args[1])
         if (answered !== undefined) {
-          logAnswer(args[0], answered.status)
+          logAnswer(args[0], answered.status, startedAt)
           return true
         }
         const form = forms.size === 0 ? undefined : formAnswerFor(forms, args[0])
         if (form !== undefined) {
-          answerForm(form, args[0], args[1])
+          answerForm(form, args[0], args[1], startedAt)
           return true
         }
       }
@@ -214,7 +249,7 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
   // an answer until they were ready.
   return Layer.mergeAll(serving.pipe(Layer.flatMap(() => drainOnShutdown)), announce, fastPath).pipe(
     Layer.provideMerge(listening),
-    Layer.provide(apiLayer(slots)),
+    Layer.provide(apiLayer(slots, { metrics: config.metrics })),
     Layer.provide(fastAnswersLayer(slots))
   )
 }

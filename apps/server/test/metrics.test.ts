@@ -1,0 +1,81 @@
+/**
+ * `GET /metrics` after known traffic: each answer counted by method, route template and status, with its latency;
+ * each service's backlog, the job queues and the process; nothing when `METRICS=false`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type InProcessServer, startInProcessServer } from "./inProcessServer"
+import { linkcheckCallerBootstrap, linkcheckFetch } from "./linkcheckCaller"
+
+let caller: Awaited<ReturnType<typeof linkcheckCallerBootstrap>>
+let server: InProcessServer
+beforeAll(async () => {
+  caller = await linkcheckCallerBootstrap()
+  server = await startInProcessServer({ CIVICSTACK_BOOTSTRAP: caller.file })
+})
+afterAll(async () => {
+  await server?.close()
+  await caller?.remove()
+})
+
+/** The value of each sample of the Prometheus text, by its name and labels as written (`otel_scope_name` left out). */
+const samples = async (url: string) => {
+  const response = await fetch(`${url}/metrics`)
+  expect(response.status).toBe(200)
+  expect(response.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/)
+  const found = new Map<string, number>()
+  for (const line of (await response.text()).split("\n")) {
+    const sample = /^([a-z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
+    if (sample === null) continue
+    const labels = (sample[2] ?? "").split(/,(?=[a-z_]+=")/).filter((label) => label !== "" && !label.startsWith("otel_scope_name="))
+    found.set(`${sample[1]}{${labels.join(",")}}`, Number(sample[3]))
+  }
+  return found
+}
+
+const increase = (before: Map<string, number>, after: Map<string, number>, key: string) =>
+  (after.get(key) ?? 0) - (before.get(key) ?? 0)
+
+describe("GET /metrics", () => {
+  it("counts the answers caused, by method, route template and status, with their latency", async () => {
+    const before = await samples(server.url)
+    for (let n = 0; n < 3; n++) expect((await fetch(`${server.url}/healthcheck/live`)).status).toBe(200)
+    for (const id of [1, 2]) expect((await linkcheckFetch(`${server.url}/batch/${1_000_000 + id}`)).status).toBe(404)
+    expect((await fetch(`${server.url}/no/such/path`)).status).toBe(404)
+    expect((await fetch(`${server.url}/batch`)).status).toBe(405)
+    // answered before the HTTP stack, from the sign-on's memory, and counted the same
+    expect((await fetch(`${server.url}/user.json`)).status).toBe(401)
+    const after = await samples(server.url)
+
+    const requests = (method: string, route: string, status: number) =>
+      increase(before, after, `http_server_requests_total{method="${method}",route="${route}",status="${status}"}`)
+    expect(requests("GET", "/healthcheck/live", 200)).toBe(3)
+    expect(requests("GET", "/batch/:id", 404)).toBe(2)
+    expect(requests("GET", "unmatched", 404)).toBe(1)
+    expect(requests("GET", "/batch", 405)).toBe(1)
+    expect(requests("GET", "/metrics", 200)).toBe(1)
+    expect(requests("GET", "/user.json", 401)).toBe(1)
+    expect(increase(before, after, `http_server_request_duration_seconds_count{method="GET",route="/batch/:id"}`)).toBe(2)
+    expect(after.get(`http_server_request_duration_seconds_bucket{method="GET",route="/batch/:id",le="+Inf"}`))
+      .toBe(after.get(`http_server_request_duration_seconds_count{method="GET",route="/batch/:id"}`))
+  })
+
+  it("shows each service's backlog, the job queues and the process", async () => {
+    const found = await samples(server.url)
+    expect(found.get(`civicstack_service_work{service="linkcheck",figure="pending_checks"}`)).toBe(0)
+    expect(found.get(`civicstack_service_work{service="alerts",figure="queue_size"}`)).toBe(0)
+    expect(found.get(`civicstack_service_work{service="sso",figure="waiting_pushes"}`)).toBe(0)
+    expect(found.get("process_resident_memory_bytes{}")).toBeGreaterThan(10_000_000)
+    expect(found.get("process_cpu_seconds{}")).toBeGreaterThan(0)
+  })
+})
+
+describe("METRICS=false", () => {
+  it("serves no /metrics", async () => {
+    const quiet = await startInProcessServer({ METRICS: "false", SERVICES: "linkcheck" })
+    try {
+      expect((await fetch(`${quiet.url}/metrics`)).status).toBe(404)
+    } finally {
+      await quiet.close()
+    }
+  })
+})
