@@ -59,6 +59,22 @@ describe("GET /metrics", () => {
       .toBe(after.get(`http_server_request_duration_seconds_count{method="GET",route="/batch/:id"}`))
   })
 
+  it("counts what the services did: a link check by its status, a refused token request by its error", async () => {
+    const before = await samples(server.url)
+    const check = await linkcheckFetch(`${server.url}/check?${new URLSearchParams({ uri: "mailto:someone@example.org", synchronous: "true" })}`)
+    expect(check.status).toBe(200)
+    const { status } = (await check.json()) as { status: string }
+    const token = await fetch(`${server.url}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "authorization_code", code: "x", client_id: "nobody", client_secret: "wrong" })
+    })
+    expect(token.status).toBe(401)
+    const after = await samples(server.url)
+    expect(increase(before, after, `linkcheck_checks_completed_total{status="${status}"}`)).toBe(1)
+    expect(increase(before, after, `sso_token_grants_total{grant_type="authorization_code",outcome="invalid_client"}`)).toBe(1)
+  })
+
   it("shows each service's backlog, the job queues and the process", async () => {
     const found = await samples(server.url)
     expect(found.get(`civicstack_service_work{service="linkcheck",figure="pending_checks"}`)).toBe(0)

@@ -1,6 +1,6 @@
 import type { JobQueueError } from "@civicstack/jobs"
 import { StoreError } from "@civicstack/kit"
-import { Clock, Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { Clock, Context, Duration, Effect, Either, Layer, Metric, Option } from "effect"
 import {
   ContentChangeAlreadyReceived,
   SubscriberListNotFound,
@@ -23,6 +23,7 @@ import type { Thresholds } from "../settings"
 import type { SubscriptionDetails, SubscriptionWithList } from "../storage/AlertsStore"
 import { AlertsParts } from "./AlertsParts"
 import { AUTH_TOKEN_SUBJECT, authTokenEmail, authTokenLink, signAuthToken } from "./authToken"
+import { authTokensThrottled } from "../domain/metrics"
 
 export interface ListRequest {
   readonly title: string
@@ -240,6 +241,7 @@ const make = Effect.gen(function*() {
       const { perAddress, perCaller, window } = settings.authTokenLimit
       const callers = yield* store.useAllowance(`auth-token:${caller}`, perCaller, window)
       if (!callers.granted) {
+        yield* Metric.increment(Metric.tagged(authTokensThrottled, "limit", "caller"))
         return yield* new TooManyAuthTokens({
           error: `This caller asked for ${perCaller} emails to confirm addresses within ${Duration.format(window)}; try again later`,
           retryAfterSeconds: yield* secondsUntil(callers.renewsAt)
@@ -252,6 +254,7 @@ const make = Effect.gen(function*() {
         const at = yield* Clock.currentTimeMillis
         const recent = yield* emails.queuedSince(found.address, AUTH_TOKEN_SUBJECT, new Date(at - Duration.toMillis(window)))
         if (recent.count >= perAddress && recent.oldest !== null) {
+          yield* Metric.increment(Metric.tagged(authTokensThrottled, "limit", "address"))
           return yield* new TooManyAuthTokens({
             error: `This address was sent ${perAddress} emails to confirm it within ${Duration.format(window)}; try again later`,
             retryAfterSeconds: yield* secondsUntil(new Date(recent.oldest.getTime() + Duration.toMillis(window)))

@@ -1,4 +1,4 @@
-import { Cause, Clock, Duration, Effect, Either, Exit, Fiber, Option, Queue, Schedule } from "effect"
+import { Cause, Clock, Duration, Effect, Either, Exit, Fiber, Metric, Option, Queue, Schedule } from "effect"
 import type { SharedEmailContent } from "../domain/compose"
 import { immediateEmailBody } from "../domain/compose"
 import { unsubscribeUrlPrefix } from "../domain/links"
@@ -11,6 +11,7 @@ import { EmailStore } from "../storage/EmailStore"
 import { DeliveryPause } from "../services/DeliveryPause"
 import { makeRateLimiter } from "./rateLimiter"
 import { makeTurnGate } from "./turnGate"
+import { emailAttempts } from "../domain/metrics"
 
 /** The wait before the attempt after `attempt`, at least what the provider asked for. */
 export const retryDelayMillis = (
@@ -57,6 +58,9 @@ export const outgoingEmail = (
   )
 }
 
+const countAttempt = (outcome: "sent" | "retrying" | "failed" | "sender_refused") =>
+  Metric.increment(Metric.tagged(emailAttempts, "outcome", outcome))
+
 /**
  * Claims due emails in batches and hands them to the `EmailProvider` under the rate limit, until interrupted.
  * A temporary failure is tried again later (with backoff, or when the provider said); a permanent one fails the email,
@@ -85,6 +89,7 @@ export const runDeliveryWorker = (
     const settleFailure = (email: ClaimedEmail, failure: DeliveryFailure) =>
       Effect.gen(function*() {
         if (failure._tag === "PermanentDeliveryFailure") {
+          yield* countAttempt("failed")
           yield* Effect.logWarning(`Email ${email.id} refused for good: ${failure.reason}`)
           const marked = yield* emails.markPermanentFailure(email, failure.reason)
           if (marked && failure.addressRejected) yield* endSubscriptionsOf(email.address)
@@ -93,6 +98,7 @@ export const runDeliveryWorker = (
         const now = yield* Clock.currentTimeMillis
         if (failure.senderRefused === true) {
           // not the email's fault: it goes back without using an attempt, and delivery stops for a while
+          yield* countAttempt("sender_refused")
           yield* pause.pause(new Date(now + Duration.toMillis(settings.senderRefusalPause)), failure.reason)
           return yield* emails.release([email])
         }
@@ -102,6 +108,7 @@ export const runDeliveryWorker = (
           retryAt: new Date(now + delay),
           maxAttempts: settings.maxAttempts
         })
+        yield* countAttempt(outcome === "failed" ? "failed" : "retrying")
         if (outcome === "failed") {
           yield* Effect.logWarning(`Email ${email.id} failed after ${email.attempt} attempts: ${failure.reason}`)
         }
@@ -220,6 +227,7 @@ export const runDeliveryWorker = (
               }
               const exit = yield* Effect.exit(Effect.flatMap(outgoingEmail(email, contents, settings), provider.send))
               if (Exit.isSuccess(exit)) {
+                yield* countAttempt("sent")
                 sent.push(email)
                 if (sent.length >= settings.sentFlushSize) yield* Queue.offer(wake, false)
                 return

@@ -1,12 +1,13 @@
 import { runWorker } from "@civicstack/jobs"
 import type { RecurringSchedule } from "@civicstack/jobs"
 import { now as currentDate } from "@civicstack/kit"
-import { Effect } from "effect"
+import { Effect, Metric } from "effect"
 import type { DigestEntry, DigestFrequency } from "../domain/digests"
 import { composeDigest, lastDigestWindow } from "../domain/digests"
 import { digestJob } from "../domain/jobs"
 import type { DeliverySettings } from "../settings"
 import { EmailStore } from "../storage/EmailStore"
+import { emailsQueued, jobsDone } from "../domain/metrics"
 
 /** When each digest is sent: half an hour after its window ends. */
 const SENDING_TIMES: Record<DigestFrequency, string> = { daily: "30 8 * * *", weekly: "30 8 * * 6" }
@@ -53,6 +54,8 @@ export const sendDigests = (frequency: DigestFrequency, settings: DeliverySettin
       }
     }
     yield* emails.completeDigestRun(run.id)
+    yield* Metric.incrementBy(Metric.tagged(emailsQueued, "kind", frequency), created)
+    yield* Metric.increment(Metric.tagged(jobsDone, "kind", `${frequency}_digest`))
     yield* Effect.logInfo(`The ${frequency} digest to ${window.end.toISOString()}: ${created} email(s)`)
     return created
   })

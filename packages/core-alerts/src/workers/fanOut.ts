@@ -1,10 +1,11 @@
 import { runWorker } from "@civicstack/jobs"
-import { Effect, Option } from "effect"
+import { Effect, Metric, Option } from "effect"
 import { immediateEmailContent } from "../domain/compose"
 import { fanOutJob } from "../domain/jobs"
 import type { DeliverySettings } from "../settings"
 import { AlertsStore } from "../storage/AlertsStore"
 import { EmailStore } from "../storage/EmailStore"
+import { emailsQueued as emailsQueuedMetric, jobsDone } from "../domain/metrics"
 
 /**
  * Records the lists a notification matches (digests use them), stores what its immediate emails share, and writes one
@@ -41,6 +42,8 @@ export const fanOutNotification = (
         unsubscribeUrlPrefix
       }).pipe(Effect.tap((created) => created > 0 ? emailsQueued : Effect.void)), { concurrency: settings.fanOutChunkConcurrency })
     const created = counts.reduce((sum, count) => sum + count, 0)
+    yield* Metric.incrementBy(Metric.tagged(emailsQueuedMetric, "kind", "immediate"), created)
+    yield* Metric.increment(Metric.tagged(jobsDone, "kind", "fan_out"))
     yield* Effect.logDebug(`Notification ${notificationId} matched ${listIds.length} list(s); ${created} email(s) queued`)
     return created
   })

@@ -1,9 +1,10 @@
 import type { JobQueue, JobQueueError } from "@civicstack/jobs"
 import type { StoreError } from "@civicstack/kit"
-import { Effect } from "effect"
+import { Effect, Metric } from "effect"
 import type { Context } from "effect"
 import type { BatchRecord } from "../domain/check"
 import { webhookDedupeKey, webhookDeliveryJob } from "../domain/jobs"
+import { checksCompleted } from "../domain/metrics"
 import type { CheckCompletion, CompletedChecks, LinkcheckStore, NewBatch } from "../storage/LinkcheckStore"
 
 type Store = Context.Tag.Service<LinkcheckStore>
@@ -25,6 +26,17 @@ export interface Completion {
   readonly createBatch: (batch: NewBatch) => Effect.Effect<BatchRecord, StoreError | JobQueueError>
 }
 
+/** Counts the recorded checks by their link's status, once their transaction committed. */
+const countCompleted = (results: ReadonlyArray<CheckCompletion>, recorded: ReadonlyArray<string>) => {
+  const recordedIds = new Set(recorded)
+  const byStatus = new Map<string, number>()
+  for (const { id, result } of results) {
+    if (recordedIds.has(id)) byStatus.set(result.status, (byStatus.get(result.status) ?? 0) + 1)
+  }
+  return Effect.forEach(byStatus, ([status, count]) =>
+    Metric.incrementBy(Metric.tagged(checksCompleted, "status", status), count), { discard: true })
+}
+
 export const makeCompletion = (store: Store, jobs: Jobs): Completion => {
   const enqueueWebhook = (batchId: number) =>
     jobs.enqueue(webhookDeliveryJob, { batchId }, { dedupeKey: webhookDedupeKey(batchId) })
@@ -37,7 +49,7 @@ export const makeCompletion = (store: Store, jobs: Jobs): Completion => {
           if (batch.webhook !== null) yield* enqueueWebhook(batch.id)
         }
         return completed
-      })),
+      })).pipe(Effect.tap((completed) => countCompleted(input.results, completed.recorded))),
     createBatch: (batch) =>
       store.transaction(Effect.gen(function*() {
         const created = yield* store.createBatch(batch)

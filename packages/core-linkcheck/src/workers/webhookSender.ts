@@ -1,9 +1,10 @@
 import { runWorker } from "@civicstack/jobs"
 import type { WorkerOptions } from "@civicstack/jobs"
 import { now } from "@civicstack/kit"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Either, Metric, Option, Schema } from "effect"
 import { SIGNATURE_HEADER, signWebhookBody } from "../domain/signature"
 import { webhookDeliveryJob } from "../domain/jobs"
+import { webhookAttempts } from "../domain/metrics"
 import { LinkcheckParts } from "../services/LinkcheckParts"
 
 export class WebhookNotDelivered extends Schema.TaggedError<WebhookNotDelivered>()("WebhookNotDelivered", {
@@ -14,6 +15,9 @@ export class WebhookNotDelivered extends Schema.TaggedError<WebhookNotDelivered>
     return `Webhook of batch ${this.batchId} not delivered: ${this.reason}`
   }
 }
+
+const attemptOutcome = (outcome: Either.Either<{ readonly status: number }, unknown>, final: boolean) =>
+  !final ? "retrying" : Either.isLeft(outcome) ? "failed" : outcome.right.status >= 300 ? "refused" : "delivered"
 
 /** A receiver that answers 429 or 5xx may take the webhook later; any other answer is final. */
 const receiverMayAcceptLater = (status: number) => status === 429 || status >= 500
@@ -43,6 +47,7 @@ export const deliverWebhook = (batchId: number) =>
       error: outcome._tag === "Left" ? outcome.left.message : null,
       final
     })
+    yield* Metric.increment(Metric.tagged(webhookAttempts, "outcome", attemptOutcome(outcome, final)))
     if (outcome._tag === "Left") {
       if (final) {
         return yield* Effect.logWarning("Webhook cannot be delivered; not retried").pipe(

@@ -1,5 +1,5 @@
 import { now } from "@civicstack/kit"
-import { Clock, Context, Duration, Effect, Either, Layer, Option } from "effect"
+import { Clock, Context, Duration, Effect, Either, Layer, Metric, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { InvalidToken, OAuthClientRefused, OAuthRequestRefused, OAuthThrottled } from "../api/errors"
 import type { OAuthErrorCode } from "../api/errors"
@@ -19,6 +19,7 @@ import { isLive } from "../domain/records"
 import { hashSecret, isSecretShaped, matchesHash, newSecret } from "../domain/secrets"
 import type { StoreError, TokenHolder } from "../storage/SsoStore"
 import { accessProblem } from "../domain/access"
+import { tokenGrants } from "../domain/metrics"
 import { userAccess } from "./access"
 import { SsoParts } from "./SsoParts"
 import { makeThrottle } from "./throttle"
@@ -46,6 +47,13 @@ type LiveToken =
   | { readonly kind: "refresh"; readonly token: RefreshToken }
 
 type ClientFailure = OAuthRequestRefused | OAuthClientRefused | OAuthThrottled | StoreError
+
+const countGrant = (grantType: string | undefined, outcome: string) =>
+  Metric.increment(Metric.tagged(
+    Metric.tagged(tokenGrants, "grant_type", grantType === "authorization_code" || grantType === "refresh_token" ? grantType : "other"),
+    "outcome",
+    outcome
+  ))
 
 const refused = (error: OAuthErrorCode, description: string) =>
   new OAuthRequestRefused({ error, error_description: description })
@@ -417,7 +425,13 @@ export class OAuthServer extends Context.Tag("@civicstack/core-sso/OAuthServer")
                   "The grant_type must be authorization_code or refresh_token"
                 )
             }
-          }),
+          }).pipe(Effect.tapBoth({
+            onSuccess: () => countGrant(form.grant_type, "granted"),
+            onFailure: (failure) =>
+              failure._tag === "StoreError"
+                ? Effect.void
+                : countGrant(form.grant_type, failure._tag === "OAuthThrottled" ? "throttled" : failure.error)
+          })),
 
         user: (origin, clientId) =>
           Effect.gen(function*() {

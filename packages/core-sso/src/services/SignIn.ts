@@ -1,7 +1,8 @@
 import { now } from "@civicstack/kit"
-import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Metric, Option, Schema } from "effect"
 import type { SignInSession, User } from "../domain/records"
 import { hashSecret, isSecretShaped, newSecret } from "../domain/secrets"
+import { signIns } from "../domain/metrics"
 import { StoreError } from "../storage/SsoStore"
 import { enqueuePushes } from "./pushQueue"
 import { SsoParts } from "./SsoParts"
@@ -46,6 +47,17 @@ export const SECOND_STEP_TOO_LATE =
 const WRONG_CODE = "That code is not right, or it has been used already. Enter the code your app shows now."
 const LOCKED_BY_CODES =
   "Too many wrong codes were entered, so this account is locked for an hour. An administrator can unlock it sooner."
+
+/** Counts a sign-in step by its outcome once it is decided. */
+const countedStep = <A, E extends { readonly _tag: string }, R>(step: string, effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(Effect.tapBoth({
+    onSuccess: () => countStep(step, "succeeded"),
+    onFailure: (failure) =>
+      failure._tag === "StoreError" ? Effect.void : countStep(step, failure._tag === "SignInThrottled" ? "throttled" : "refused")
+  }))
+
+const countStep = (step: string, outcome: string) =>
+  Metric.increment(Metric.tagged(Metric.tagged(signIns, "step", step), "outcome", outcome))
 
 /**
  * Signing in with a password and the browser sessions that follow. An unknown email, a wrong password and any
@@ -155,7 +167,7 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
 
       const isLocked = (user: User, at: Date) => user.lockedUntil !== null && user.lockedUntil.getTime() > at.getTime()
 
-      return {
+      const service: Context.Tag.Service<SignIn> = {
         signIn: ({ address, email, password }) =>
           Effect.gen(function*() {
             const at = yield* now
@@ -256,6 +268,11 @@ export class SignIn extends Context.Tag("@civicstack/core-sso/SignIn")<SignIn, {
             }))
             return Option.some(signedIn.value.user)
           })
+      }
+      return {
+        ...service,
+        signIn: (input) => countedStep("password", service.signIn(input)),
+        secondStep: (input) => countedStep("second_step", service.secondStep(input))
       }
     })
   )

@@ -1,7 +1,7 @@
 import { now } from "@civicstack/kit"
 import { runWorker } from "@civicstack/jobs"
 import type { JobInfo, WorkerOptions } from "@civicstack/jobs"
-import { Duration, Effect, Option, Schema } from "effect"
+import { Duration, Effect, Metric, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { SIGNIN, USER_UPDATE_PERMISSION } from "../domain/permissions"
 import type { PermissionsByApplication } from "../domain/pushes"
@@ -10,6 +10,7 @@ import { apiTokenRecord } from "../domain/records"
 import type { Application } from "../domain/records"
 import { newSecret } from "../domain/secrets"
 import { pushDeliveryJob } from "../domain/jobs"
+import { pushAttempts } from "../domain/metrics"
 import { SsoParts } from "../services/SsoParts"
 
 /** The built-in API user whose token every push carries. */
@@ -18,6 +19,13 @@ export const PUSH_USER_EMAIL = "push@civicstack.local"
 /** Push tokens live a year and are replaced when they have less than four weeks left. */
 const PUSH_TOKEN_LIFETIME = Duration.days(365)
 const PUSH_TOKEN_RENEWAL = Duration.weeks(4)
+
+const pushOutcome = (
+  outcome: { readonly _tag: "Answered"; readonly status: number } | { readonly _tag: "Failed"; readonly permanent: boolean }
+) =>
+  outcome._tag === "Failed"
+    ? outcome.permanent ? "failed" : "retrying"
+    : outcome.status < 300 ? "delivered" : receiverMayAcceptLater(outcome.status) ? "retrying" : "refused"
 
 /** A later change that arrives while a push is being sent is sent too, up to this many times in one job. */
 const MAX_SENDS_PER_JOB = 3
@@ -107,6 +115,7 @@ export const deliverPush = (payload: typeof pushDeliveryJob.payload.Type, job: J
         bearerToken: yield* pushToken(target)
       })
       const delivered = outcome._tag === "Answered" && outcome.status < 300
+      yield* Metric.increment(Metric.tagged(pushAttempts, "outcome", pushOutcome(outcome)))
       yield* store.appendEvent({
         at: yield* now,
         kind: "push",
