@@ -38,7 +38,7 @@ const servedFast = () => Effect.runSync(Metric.value(fastAnswersServed)).count
 const answerOf = async (response: Response) => {
   const headers: Record<string, string> = {}
   response.headers.forEach((value, name) => {
-    if (!["date", "connection", "keep-alive"].includes(name)) headers[name] = value
+    if (!["date", "connection", "keep-alive", "x-request-id"].includes(name)) headers[name] = value
   })
   return { status: response.status, headers, body: await response.text() }
 }

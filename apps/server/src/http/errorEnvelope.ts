@@ -11,6 +11,7 @@ import { Cause, Duration, Effect, Option, Predicate } from "effect"
 import { isBodyTooLarge, MAX_BODY_BYTES } from "./bodyLimit"
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "./jsonDepth"
 import { routeTable } from "./methods"
+import { requestIdOf } from "./requestId"
 
 /** How long an unreachable database is expected to take to come back, as told to clients. */
 const RETRY_AFTER_SECONDS = 5
@@ -61,7 +62,10 @@ export const makeUnexpectedAnswer = Effect.map(SqlClient.SqlClient, (sql) => {
     Effect.as(true),
     Effect.orElseSucceed(() => false)
   )
-  return (request: { readonly method: string; readonly url: string }, cause: Cause.Cause<unknown>) =>
+  return (
+    request: { readonly method: string; readonly url: string; readonly requestId: string },
+    cause: Cause.Cause<unknown>
+  ) =>
     Effect.gen(function*() {
       if (isStorageFailure(cause) && !(yield* databaseAnswers)) {
         yield* Effect.logWarning("Request refused: the database cannot be reached").pipe(
@@ -73,9 +77,9 @@ export const makeUnexpectedAnswer = Effect.map(SqlClient.SqlClient, (sql) => {
           body: { error: "The service cannot reach its database; try again shortly" }
         } satisfies EnvelopeAnswer
       }
-      const requestId = crypto.randomUUID()
+      const { requestId } = request
       yield* Effect.logError("Request failed unexpectedly", cause).pipe(
-        Effect.annotateLogs({ requestId, method: request.method, url: request.url })
+        Effect.annotateLogs({ request_id: requestId, method: request.method, url: request.url })
       )
       return {
         status: 500,
@@ -116,7 +120,11 @@ export const requestGuard = (api: HttpApi.HttpApi<string, HttpApiGroup.HttpApiGr
       })
 
     const unexpected = (request: HttpServerRequest.HttpServerRequest, cause: Cause.Cause<unknown>) =>
-      Effect.map(unexpectedAnswer(request, cause), ({ body, headers, status }) =>
+      Effect.map(unexpectedAnswer({
+        method: request.method,
+        url: request.url,
+        requestId: requestIdOf(NodeHttpServerRequest.toIncomingMessage(request))
+      }, cause), ({ body, headers, status }) =>
         HttpServerResponse.unsafeJson(body, { status, headers }))
 
     return (app) =>

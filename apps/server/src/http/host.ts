@@ -5,8 +5,10 @@ import * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Cause, Deferred, Duration, Effect, Exit, FiberRef, Layer, LogLevel, Option, Runtime } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -19,6 +21,7 @@ import { LimitedIncomingMessage } from "./bodyLimit"
 import { Draining } from "./draining"
 import { makeUnexpectedAnswer } from "./errorEnvelope"
 import { routeTable } from "./methods"
+import { requestIdOf } from "./requestId"
 import {
   answerFast,
   FastAnswers,
@@ -36,7 +39,8 @@ const STRICT_TRANSPORT_SECURITY = "max-age=31536000; includeSubDomains"
 const HOST_PATHS = ["/metrics", "/docs", "/docs/assets/:file", "/openapi/:document"]
 
 /**
- * The node server, whose answers to requests that came over https (to it, or to a trusted proxy that says so) carry
+ * The node server, whose every answer carries the request's id (`requestIdOf`), and whose answers to requests that
+ * came over https (to it, or to a trusted proxy that says so) carry
  * `Strict-Transport-Security`: set on the response when it is made, so that every answer has it, fast ones too.
  */
 const createNodeServer = (config: ServerConfig): Http.Server => {
@@ -45,6 +49,7 @@ const createNodeServer = (config: ServerConfig): Http.Server => {
   class SecureTransportAnswer extends Http.ServerResponse<LimitedIncomingMessage> {
     constructor(request: LimitedIncomingMessage) {
       super(request)
+      this.setHeader("x-request-id", requestIdOf(request))
       const forwardedProto = request.headers["x-forwarded-proto"]
       if (tls !== undefined || overHttps(typeof forwardedProto === "string" ? forwardedProto : undefined, request.socket.remoteAddress)) {
         this.setHeader("strict-transport-security", STRICT_TRANSPORT_SECURITY)
@@ -106,8 +111,13 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
       )
     })
 
+  /** Every log line written while serving the request names its id, the access log's line included. */
+  const withRequestId = (app: HttpApp.Default) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      Effect.annotateLogs(app, "request_id", requestIdOf(NodeHttpServerRequest.toIncomingMessage(request))))
+
   const serving = HttpApiBuilder.serve((app) =>
-    HttpMiddleware.logger(Effect.zipRight(jsonWithCharset, config.metrics ? measured(app) : app))
+    withRequestId(HttpMiddleware.logger(Effect.zipRight(jsonWithCharset, config.metrics ? measured(app) : app)))
   ).pipe(
     // The router would otherwise collapse "//" in the whole URL, query included: `?uri=https://x` became `https:/x`.
     Layer.provide(HttpRouter.setRouterConfig({ ignoreDuplicateSlashes: false })),
@@ -172,7 +182,12 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
       if (!logsAnswers) return
       Runtime.runSync(runtime)(
         Effect.log("Sent HTTP response").pipe(
-          Effect.annotateLogs({ "http.method": request.method ?? "GET", "http.url": request.url ?? "/", "http.status": status })
+          Effect.annotateLogs({
+            "http.method": request.method ?? "GET",
+            "http.url": request.url ?? "/",
+            "http.status": status,
+            request_id: requestIdOf(request)
+          })
         )
       )
     }
@@ -196,7 +211,7 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause)
               ? Effect.failCause(cause)
-              : Effect.map(unexpectedAnswer({ method, url }, cause), (answer): FastResponse => ({
+              : Effect.map(unexpectedAnswer({ method, url, requestId: requestIdOf(request) }, cause), (answer): FastResponse => ({
                 status: answer.status,
                 headers: { ...answer.headers, "content-type": "application/json; charset=utf-8" },
                 body: JSON.stringify(answer.body)
