@@ -39,9 +39,9 @@ const STRICT_TRANSPORT_SECURITY = "max-age=31536000; includeSubDomains"
 const HOST_PATHS = ["/metrics", "/docs", "/docs/assets/:file", "/openapi/:document"]
 
 /**
- * The node server, whose every answer carries the request's id (`requestIdOf`), and whose answers to requests that
- * came over https (to it, or to a trusted proxy that says so) carry
- * `Strict-Transport-Security`: set on the response when it is made, so that every answer has it, fast ones too.
+ * The node server. Every answer carries the request's id (`requestIdOf`), and those to requests that came over https
+ * (to it, or to a trusted proxy that says so) `Strict-Transport-Security`: both set on the response when it is made,
+ * so that every answer has them, fast ones too.
  */
 const createNodeServer = (config: ServerConfig): Http.Server => {
   const overHttps = forwardedOverHttps(config.trustProxy)
