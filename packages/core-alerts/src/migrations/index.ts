@@ -7,17 +7,19 @@ import { storeNotificationContentOnce } from "./storeNotificationContentOnce"
 import { subscriptionIdsOnEmails } from "./subscriptionIdsOnEmails"
 import { unlinkEmailSubscriptions } from "./unlinkEmailSubscriptions"
 
+/** The `alerts` schema's migrations, in the order they run. */
+export const alertsMigrations = {
+  "1_create_alerts": createAlertsTables,
+  "2_create_emails": createEmailTables,
+  "3_unlink_email_subscriptions": unlinkEmailSubscriptions,
+  "4_subscription_ids_on_emails": subscriptionIdsOnEmails,
+  "5_index_single_emails": indexSingleEmails,
+  "6_count_allowances": countAllowances,
+  "7_store_notification_content_once": storeNotificationContentOnce
+}
+
+/** The schema and lock of the alerts migrations, for `migrateSchema`. */
+export const alertsSchema = { schema: "alerts", lockKey: 5_463_118_923 } as const
+
 /** Creates the `alerts` schema and brings its tables up to date; safe to run from several copies at once. */
-export const migrate = migrateSchema({
-  schema: "alerts",
-  lockKey: 5_463_118_923,
-  migrations: {
-    "1_create_alerts": createAlertsTables,
-    "2_create_emails": createEmailTables,
-    "3_unlink_email_subscriptions": unlinkEmailSubscriptions,
-    "4_subscription_ids_on_emails": subscriptionIdsOnEmails,
-    "5_index_single_emails": indexSingleEmails,
-    "6_count_allowances": countAllowances,
-    "7_store_notification_content_once": storeNotificationContentOnce
-  }
-})
+export const migrate = migrateSchema({ ...alertsSchema, migrations: alertsMigrations })

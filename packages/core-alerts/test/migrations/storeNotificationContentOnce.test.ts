@@ -5,12 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql/SqlClient"
 import type { Layer } from "effect"
 import { Duration, Effect, Option, TestClock } from "effect"
-import { createAlertsTables } from "../../src/migrations/createAlertsTables"
-import { createEmailTables } from "../../src/migrations/createEmailTables"
-import { migrate } from "../../src/migrations/index"
-import { indexSingleEmails } from "../../src/migrations/indexSingleEmails"
-import { subscriptionIdsOnEmails } from "../../src/migrations/subscriptionIdsOnEmails"
-import { unlinkEmailSubscriptions } from "../../src/migrations/unlinkEmailSubscriptions"
+import { alertsMigrations, alertsSchema, migrate } from "../../src/migrations/index"
 import { EmailStore } from "../../src/storage/EmailStore"
 import { layerSql } from "../../src/storage/sql"
 
@@ -22,15 +17,8 @@ const BODY = "Rates change in April.\n\n[Unsubscribe from Tax](https://example.o
 
 /** The alerts schema as it was before migration 7 (same schema and lock, so `migrate` carries on from it). */
 const migrateToFive = migrateSchema({
-  schema: "alerts",
-  lockKey: 5_463_118_923,
-  migrations: {
-    "1_create_alerts": createAlertsTables,
-    "2_create_emails": createEmailTables,
-    "3_unlink_email_subscriptions": unlinkEmailSubscriptions,
-    "4_subscription_ids_on_emails": subscriptionIdsOnEmails,
-    "5_index_single_emails": indexSingleEmails
-  }
+  ...alertsSchema,
+  migrations: Object.fromEntries(Object.entries(alertsMigrations).filter(([name]) => parseInt(name, 10) <= 5))
 })
 
 const migrationSuite = (name: string, makeDatabase: () => Layer.Layer<SqlClient, unknown>) =>
