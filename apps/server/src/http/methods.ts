@@ -30,12 +30,15 @@ export const routeTable = (
   }
   HttpApi.reflect(api, { onGroup: () => undefined, onEndpoint: ({ endpoint }) => add(endpoint.path, endpoint.method) })
   for (const path of otherGetPaths) add(path, "GET")
-  // the most literal template first: `/subscriber-lists/bulk` rather than `/subscriber-lists/:slug`
-  const byLiterals = [...routes.values()].sort((a, b) => literalSegments(b) - literalSegments(a))
+  // by length, as every answer looks its path up; the most literal template first: `/subscriber-lists/bulk` rather
+  // than `/subscriber-lists/:slug`
+  const byLength = new Map<number, Array<Route>>()
+  for (const route of [...routes.values()].sort((a, b) => literalSegments(b) - literalSegments(a))) {
+    byLength.set(route.segments.length, [...(byLength.get(route.segments.length) ?? []), route])
+  }
   const matching = (path: string) => {
     const segments = segmentsOf(path)
-    return byLiterals.filter((route) =>
-      route.segments.length === segments.length &&
+    return (byLength.get(segments.length) ?? []).filter((route) =>
       route.segments.every((segment, index) => segment.startsWith(":") || segment === segments[index])
     )
   }
