@@ -13,6 +13,11 @@ export interface EnqueueOptions {
   readonly dedupeKey?: string
   /** Overrides the definition's maxAttempts for this job. */
   readonly maxAttempts?: number
+  /**
+   * The W3C `traceparent` of the span the job's own span links to (default: the span enqueueing it, when a tracer
+   * records spans). For work that belongs to an earlier request rather than to the code enqueueing it.
+   */
+  readonly traceParent?: string | null
 }
 
 export interface EnqueueItem<A> {
@@ -55,6 +60,8 @@ export interface ClaimedJob extends JobClaim {
   readonly attempt: number
   readonly maxAttempts: number
   readonly priority: number
+  /** The span the job's span links to, as a W3C `traceparent`. */
+  readonly traceParent: string | null
 }
 
 export interface ClaimOptions {

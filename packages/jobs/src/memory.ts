@@ -13,6 +13,7 @@ interface StoredJob {
   readonly priority: number
   readonly dedupeKey: string | null
   readonly createdAt: number
+  readonly traceParent: string | null
   state: "queued" | "running" | "dead"
   runAt: number
   attempts: number
@@ -69,6 +70,7 @@ class MemoryStore {
         priority: job.priority,
         dedupeKey: job.dedupeKey,
         createdAt: now,
+        traceParent: job.traceParent,
         state: "queued",
         runAt: job.runAt,
         attempts: 0,
@@ -103,7 +105,8 @@ class MemoryStore {
         payload: JSON.parse(job.payloadJson),
         attempt: job.attempts,
         maxAttempts: job.maxAttempts,
-        priority: job.priority
+        priority: job.priority,
+        traceParent: job.traceParent
       }
     })
   }

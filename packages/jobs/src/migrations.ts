@@ -34,9 +34,12 @@ const createJobs = statements(
   )`
 )
 
+/** The span each job's own span links to: the request (or other work) that enqueued it. */
+const linkJobsToTraces = statements(`ALTER TABLE jobs.jobs ADD COLUMN trace_parent text`)
+
 /** Creates the `jobs` schema and brings its tables up to date; safe to run from several copies at once. */
 export const migrate = migrateSchema({
   schema: "jobs",
   lockKey: 7_461_802_331,
-  migrations: { "1_create_jobs": createJobs }
+  migrations: { "1_create_jobs": createJobs, "2_link_jobs_to_traces": linkJobsToTraces }
 })

@@ -1,3 +1,4 @@
+import { currentTraceParent } from "@civicstack/kit"
 import { Clock, Duration, Effect, ParseResult, Schema } from "effect"
 import type { JobDefinition } from "./definition"
 import { JobQueueError } from "./errors"
@@ -10,6 +11,7 @@ export interface PreparedJob {
   readonly runAt: number
   readonly dedupeKey: string | null
   readonly maxAttempts: number
+  readonly traceParent: string | null
 }
 
 const PRIORITY_LIMIT = 2 ** 31 - 1
@@ -23,6 +25,7 @@ export const prepareJobs = <A, I>(
 ): Effect.Effect<ReadonlyArray<PreparedJob>, JobQueueError> =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
+    const enqueuedIn = yield* currentTraceParent
     const encode = Schema.encode(definition.payload)
     return yield* Effect.forEach(items, ({ options = {}, payload }) =>
       Effect.gen(function*() {
@@ -54,7 +57,8 @@ export const prepareJobs = <A, I>(
           priority,
           runAt,
           dedupeKey: options.dedupeKey ?? null,
-          maxAttempts
+          maxAttempts,
+          traceParent: options.traceParent === undefined ? enqueuedIn : options.traceParent
         }
       }))
   })

@@ -25,7 +25,8 @@ const ClaimedRow = Schema.Struct({
   payload: Schema.Unknown,
   attempts: Schema.Number,
   max_attempts: Schema.Number,
-  priority: Schema.Number
+  priority: Schema.Number,
+  trace_parent: Schema.NullOr(Schema.String)
 })
 const StateRow = Schema.Struct({ state: Schema.Literal("queued", "dead") })
 const CountRow = Schema.Struct({ count: Schema.Number })
@@ -88,7 +89,9 @@ const itemsJson = (jobs: ReadonlyArray<PreparedJob>) =>
     jobs.map((job, position) =>
       `{"position":${position},"payload":${job.payloadJson},"priority":${job.priority},"run_at":"${
         toIso(job.runAt)
-      }","dedupe_key":${JSON.stringify(job.dedupeKey)},"max_attempts":${job.maxAttempts}}`
+      }","dedupe_key":${JSON.stringify(job.dedupeKey)},"max_attempts":${job.maxAttempts},"trace_parent":${
+        JSON.stringify(job.traceParent)
+      }}`
     ).join(",")
   }]`
 
@@ -113,9 +116,9 @@ export const enqueueForEachRow = <A, I>(
     const now = yield* Clock.currentTimeMillis
     // pg_notify in a filter runs once per statement; as a target of an unused column it might not run at all
     return sql`enqueued_jobs AS (
-      INSERT INTO jobs.jobs (queue, payload, state, priority, run_at, max_attempts, created_at)
+      INSERT INTO jobs.jobs (queue, payload, state, priority, run_at, max_attempts, created_at, trace_parent)
       SELECT ${definition.queue}, ${job!.payloadJson}::jsonb, 'queued', ${job!.priority}, ${toIso(job!.runAt)}::timestamptz,
-        ${job!.maxAttempts}, ${toIso(now)}::timestamptz
+        ${job!.maxAttempts}, ${toIso(now)}::timestamptz, ${job!.traceParent}
       FROM ${sql(source)}
       WHERE pg_notify(${NOTIFY_CHANNEL}, ${definition.queue})::text = ''
       RETURNING id
@@ -172,9 +175,9 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
       const insertOne = (queue: string, job: PreparedJob, now: number, inTransaction: boolean) =>
         sql`
           WITH inserted AS (
-            INSERT INTO jobs.jobs (queue, payload, state, priority, run_at, max_attempts, created_at)
+            INSERT INTO jobs.jobs (queue, payload, state, priority, run_at, max_attempts, created_at, trace_parent)
             VALUES (${queue}, ${job.payloadJson}::jsonb, 'queued', ${job.priority}, ${toIso(job.runAt)}::timestamptz,
-              ${job.maxAttempts}, ${toIso(now)}::timestamptz)
+              ${job.maxAttempts}, ${toIso(now)}::timestamptz, ${job.traceParent})
             RETURNING id
           )
           ${notifyInStatement(queue, inTransaction)}
@@ -187,11 +190,13 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
           WITH input AS MATERIALIZED (
             SELECT nextval('jobs.jobs_id_seq') AS id, item.*
             FROM jsonb_to_recordset(${itemsJson(jobs)}::jsonb)
-              AS item(position integer, payload jsonb, priority integer, run_at timestamptz, max_attempts integer)
+              AS item(position integer, payload jsonb, priority integer, run_at timestamptz, max_attempts integer,
+                trace_parent text)
           ),
           inserted AS (
-            INSERT INTO jobs.jobs (id, queue, payload, state, priority, run_at, max_attempts, created_at)
-            SELECT id, ${queue}, payload, 'queued', priority, run_at, max_attempts, ${toIso(now)}::timestamptz FROM input
+            INSERT INTO jobs.jobs (id, queue, payload, state, priority, run_at, max_attempts, created_at, trace_parent)
+            SELECT id, ${queue}, payload, 'queued', priority, run_at, max_attempts, ${toIso(now)}::timestamptz, trace_parent
+            FROM input
           )
           ${notifyInStatement(queue, inTransaction)}
           SELECT input.position, input.id::text AS id, false AS deduplicated FROM input ${notifiedJoin(inTransaction)}
@@ -203,11 +208,13 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
           WITH input AS MATERIALIZED (
             SELECT nextval('jobs.jobs_id_seq') AS id, item.*
             FROM jsonb_to_recordset(${itemsJson(jobs)}::jsonb)
-              AS item(position integer, payload jsonb, priority integer, run_at timestamptz, dedupe_key text, max_attempts integer)
+              AS item(position integer, payload jsonb, priority integer, run_at timestamptz, dedupe_key text, max_attempts integer,
+                trace_parent text)
           ),
           inserted AS (
-            INSERT INTO jobs.jobs (id, queue, payload, state, priority, run_at, max_attempts, dedupe_key, created_at)
-            SELECT id, ${queue}, payload, 'queued', priority, run_at, max_attempts, dedupe_key, ${toIso(now)}::timestamptz
+            INSERT INTO jobs.jobs (id, queue, payload, state, priority, run_at, max_attempts, dedupe_key, created_at, trace_parent)
+            SELECT id, ${queue}, payload, 'queued', priority, run_at, max_attempts, dedupe_key, ${toIso(now)}::timestamptz,
+              trace_parent
             FROM input ORDER BY position
             ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL AND state <> 'dead' DO NOTHING
             RETURNING id, dedupe_key
@@ -416,7 +423,7 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
                   claim_token = ${token}
                 FROM candidates
                 WHERE job.id = candidates.id
-                RETURNING job.id::text AS id, job.payload, job.attempts, job.max_attempts, job.priority
+                RETURNING job.id::text AS id, job.payload, job.attempts, job.max_attempts, job.priority, job.trace_parent
               `.withoutTransform
             )
             return rows
@@ -427,7 +434,8 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
                 payload: row.payload,
                 attempt: row.attempts,
                 maxAttempts: row.max_attempts,
-                priority: row.priority
+                priority: row.priority,
+                traceParent: row.trace_parent
               }))
               .sort((a, b) => b.priority - a.priority || Number(a.id) - Number(b.id))
           }),

@@ -1,6 +1,6 @@
 import { Cause, Chunk, Duration, Effect, Either, Exit, Fiber, FiberSet, Layer, Option, ParseResult, Queue, Random, Ref, Schedule, Schema, Stream } from "effect"
 import { hostname } from "node:os"
-import { countOption } from "@civicstack/kit"
+import { countOption, linksTo } from "@civicstack/kit"
 import type { JobDefinition } from "./definition"
 import { retryDelay } from "./definition"
 import type { JobQueueError } from "./errors"
@@ -146,7 +146,15 @@ export const runWorker = <A, I, E, R>(
           return yield* settle(job, Exit.fail(error), Effect.succeed({ error, retryAfter: Option.none() }))
         }
         const info: JobInfo = { id: job.id, attempt: job.attempt, maxAttempts: job.maxAttempts, queue }
-        const exit = yield* Effect.exit(Effect.interruptible(handler(payload.right, info)))
+        const exit = yield* Effect.exit(Effect.interruptible(handler(payload.right, info)).pipe(
+          // a trace of its own, linked to the work that enqueued it, as messaging spans are
+          Effect.withSpan(`job ${queue}`, {
+            root: true,
+            kind: "consumer",
+            links: linksTo(job.traceParent),
+            attributes: { "job.id": job.id, "job.queue": queue, "job.attempt": job.attempt }
+          })
+        ))
         yield* settle(
           job,
           exit,

@@ -29,10 +29,10 @@ describe.skipIf(serverUrl === undefined)("PostgreSQL", () => {
       const once = Effect.provide(migrate, pool())
       yield* Effect.all([once, once, once, once], { concurrency: "unbounded" })
       yield* once
-      const migrations = yield* Effect.flatMap(SqlClient, (sql) => sql`SELECT migration_id FROM jobs.migrations`).pipe(
+      const migrations = yield* Effect.flatMap(SqlClient, (sql) => sql`SELECT migration_id FROM jobs.migrations ORDER BY migration_id`).pipe(
         Effect.provide(pool())
       )
-      expect(migrations).toEqual([{ migration_id: 1 }])
+      expect(migrations).toEqual([{ migration_id: 1 }, { migration_id: 2 }])
     }))
 
   it.live("a job whose worker process is killed runs again after its lease expires", () =>

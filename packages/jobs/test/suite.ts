@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Clock, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Ref, Schema, Scope, TestClock } from "effect"
 import type { ClaimedJob, JobInfo, QueueStats } from "../src/index"
 import { JobDefinition, JobQueue, runSchedules, runWorker, schedulesLayer, workerLayer } from "../src/index"
+import { recordingTracer } from "@civicstack/kit/testing"
 import type { SuiteEffect } from "./helpers"
 import { eventually, realPause, sleepersAtLeast, TestBackend } from "./helpers"
 
@@ -90,6 +91,33 @@ export const jobQueueSuite = (
         expect(yield* Ref.get(order)).toEqual(["high", "normal-1", "normal-2", "low"])
         yield* eventually(Effect.map(jobs.stats, (stats) => stats.length === 0), { what: "completed jobs deleted" })
       }))
+
+    test("a job's span links to the span that enqueued it, or to the trace parent given instead", () => {
+      const { ended, tracer } = recordingTracer()
+      const givenParent = `00-${"ab".repeat(16)}-${"cd".repeat(8)}-01`
+      return Effect.gen(function*() {
+        const jobs = yield* JobQueue
+        const [request, fromRequest] = yield* Effect.zip(Effect.currentSpan, jobs.enqueue(email, { to: "a" })).pipe(
+          Effect.withSpan("request")
+        )
+        const given = yield* jobs.enqueue(email, { to: "b" }, { traceParent: givenParent }).pipe(Effect.withSpan("other"))
+        const unlinked = yield* jobs.enqueue(email, { to: "c" }, { traceParent: null }).pipe(Effect.withSpan("other"))
+        const outsideAnySpan = yield* jobs.enqueue(email, { to: "d" })
+
+        yield* Effect.forkScoped(runWorker(email, () => Effect.void))
+        const jobSpans = () => ended.filter((span) => span.name === "job email")
+        yield* eventually(Effect.sync(() => jobSpans().length === 4), { what: "four job spans" })
+
+        const linksOf = (job: { readonly id: string }) =>
+          jobSpans().find((span) => span.attributes.get("job.id") === job.id)?.links
+        expect(linksOf(fromRequest)).toEqual([{ traceId: request.traceId, spanId: request.spanId }])
+        expect(linksOf(given)).toEqual([{ traceId: "ab".repeat(16), spanId: "cd".repeat(8) }])
+        expect(linksOf(unlinked)).toEqual([])
+        expect(linksOf(outsideAnySpan)).toEqual([])
+        // each job's span starts a trace of its own
+        expect(jobSpans().map((span) => span.parentSpanId)).toEqual([undefined, undefined, undefined, undefined])
+      }).pipe(Effect.withTracer(tracer))
+    })
 
     test("does not run a job before its run-at time", () =>
       Effect.gen(function*() {
