@@ -4,6 +4,7 @@ import type { ServerConfig } from "./config"
 import { DatabaseLost, DatabaseNotifications, databaseLayer, describeDatabase } from "./database"
 import { Draining } from "./http/draining"
 import { httpHostLayer } from "./http/host"
+import { tracingLayer } from "./observability/tracing"
 import { allSlots } from "./services/index"
 import type { ServiceSlot } from "./services/slot"
 
@@ -70,9 +71,7 @@ export const serverLayer = (config: ServerConfig) => {
     Layer.flatMap((running) => Layer.merge(Layer.succeedContext(running), Draining.beginOnShutdown)),
     Layer.provide(Draining.layer),
     Layer.provideMerge(preparedDatabaseLayer(config)),
-    // No tracer is set up, so the spans that the HTTP stack and the SQL client would make for every request and
-    // statement would be dropped unread.
-    Layer.provide(Layer.setTracerEnabled(false))
+    Layer.provide(tracingLayer(config.tracing))
   )
 }
 

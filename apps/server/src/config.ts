@@ -1,5 +1,5 @@
 import { expecting, Flag, TrustedProxiesFromString } from "@civicstack/kit"
-import { Config, ConfigError, ConfigProvider, Effect, Either, Option, Redacted, Schema } from "effect"
+import { Config, ConfigError, ConfigProvider, Effect, Either, Option, ParseResult, Redacted, Schema } from "effect"
 import { SERVICE_NAMES, SERVICE_SETTINGS, type ServiceSections } from "./services/index"
 
 export const ROLES = ["web", "workers"] as const
@@ -33,6 +33,50 @@ const optional = <A, I extends string>(name: string, schema: Schema.Schema<A, I>
 
 const FilePath = Schema.String.annotations(expecting("a file path"))
 
+const HttpUrl = urlWithProtocol(["http:", "https:"], "an absolute http(s) URL")
+
+/** OpenTelemetry's list of request headers: `name=value` pairs separated by commas, values percent-encoded. */
+const OtlpHeaders = Schema.transformOrFail(Schema.String, Schema.Record({ key: Schema.String, value: Schema.String }), {
+  strict: true,
+  decode: (value, _, ast) => {
+    const headers: Record<string, string> = {}
+    for (const pair of value.split(",")) {
+      const [name, ...rest] = pair.split("=")
+      const decoded = rest.length === 0 ? undefined : Option.liftThrowable(decodeURIComponent)(rest.join("=").trim())
+      if (name!.trim() === "" || decoded === undefined || Option.isNone(decoded)) {
+        return ParseResult.fail(new ParseResult.Type(ast, value))
+      }
+      headers[name!.trim().toLowerCase()] = decoded.value
+    }
+    return ParseResult.succeed(headers)
+  },
+  encode: (headers) =>
+    ParseResult.succeed(Object.entries(headers).map(([name, value]) => `${name}=${encodeURIComponent(value)}`).join(","))
+}).annotations(expecting("comma-separated name=value pairs"))
+
+const OtlpProtocol = Schema.Literal("http/protobuf", "http/json")
+
+/**
+ * Where spans go, from OpenTelemetry's variables: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as it is, else
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`; none of them set, no spans are made.
+ */
+const tracingConfig = Config.all({
+  endpoint: optional("OTEL_EXPORTER_OTLP_ENDPOINT", HttpUrl),
+  tracesEndpoint: optional("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", HttpUrl),
+  headers: setting("OTEL_EXPORTER_OTLP_HEADERS", OtlpHeaders, {}),
+  protocol: setting(
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    OtlpProtocol.annotations(expecting(`one of ${OtlpProtocol.literals.join(", ")}`)),
+    "http/protobuf" as const
+  ),
+  serviceName: setting("OTEL_SERVICE_NAME", Schema.String, "civicstack")
+}).pipe(Config.map(({ endpoint, tracesEndpoint, ...exporter }) => {
+  const url = Option.orElse(tracesEndpoint, () => Option.map(endpoint, (base) => `${base.replace(/\/+$/, "")}/v1/traces`))
+  return Option.match(url, { onNone: () => undefined, onSome: (url) => ({ url, ...exporter }) })
+}))
+
+export type TracingConfig = NonNullable<Config.Config.Success<typeof tracingConfig>>
+
 /** The host's own section: where it listens, which database, what this copy does. */
 const hostConfig = Config.all({
   port: setting(
@@ -58,6 +102,7 @@ const hostConfig = Config.all({
   production: setting("NODE_ENV", Schema.String, "development").pipe(Config.map((value) => value === "production")),
   bootstrapFile: optional("CIVICSTACK_BOOTSTRAP", FilePath),
   metrics: setting("METRICS", Flag, true),
+  tracing: tracingConfig,
   logLevel: setting(
     "LOG_LEVEL",
     LogLevel.annotations(expecting(`one of ${LogLevel.literals.join(", ")}`)),
@@ -108,7 +153,7 @@ export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidC
 }
 
 /** Variables whose values may hold a password or key: a bad one is named, never shown. */
-const SECRET_VARIABLES = new Set(["DATABASE_URL", ...SERVICE_SETTINGS.flatMap((service) => service.secretVariables)])
+const SECRET_VARIABLES = new Set(["DATABASE_URL", "OTEL_EXPORTER_OTLP_HEADERS", ...SERVICE_SETTINGS.flatMap((service) => service.secretVariables)])
 
 /** One line per bad value: the variable, what it must be, and what it was (unless it is a secret). */
 const describeProblems = (error: ConfigError.ConfigError, env: Record<string, string | undefined>) =>

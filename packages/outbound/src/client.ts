@@ -132,6 +132,12 @@ export const makeOutboundClient = (settings: OutboundClientSettings): Effect.Eff
                 reason: "responseTimeout",
                 detail: `no complete answer within ${Duration.format(settings.totalTimeout)}`
               })
+          }),
+          Effect.tap((response) => Effect.annotateCurrentSpan("http.response.status_code", response.status)),
+          // the host only: the path and query of a webhook or push URL may hold its secret
+          Effect.withSpan(`${outbound.method} ${destination.host}`, {
+            kind: "client",
+            attributes: { "http.request.method": outbound.method, "server.address": destination.hostname }
           })
         ))
   }))

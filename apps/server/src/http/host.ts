@@ -35,6 +35,9 @@ import type { FastFormAnswer, FastResponse } from "./fastAnswers"
 
 const STRICT_TRANSPORT_SECURITY = "max-age=31536000; includeSubDomains"
 
+/** Asked often by machines watching the server: not worth a trace each. */
+const isProbe = (url: string) => url.startsWith("/healthcheck/") || url === "/metrics"
+
 /** What the host serves beside the services' APIs, as the metrics name these routes. */
 const HOST_PATHS = ["/metrics", "/docs", "/docs/assets/:file", "/openapi/:document"]
 
@@ -86,6 +89,7 @@ const fastAnswersLayer = (slots: ReadonlyArray<ServiceSlot>) =>
  */
 export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<ServiceSlot>) => {
   const server = createNodeServer(config)
+  const tracing = config.tracing !== undefined
   const listening = NodeHttpServer.layer(() => server, { port: config.port, host: config.host })
 
   const { templateOf } = routeTable(servedApi(slots), HOST_PATHS)
@@ -121,8 +125,9 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
   ).pipe(
     // The router would otherwise collapse "//" in the whole URL, query included: `?uri=https://x` became `https:/x`.
     Layer.provide(HttpRouter.setRouterConfig({ ignoreDuplicateSlashes: false })),
-    // no tracer is set up (see `serverLayer`): the request's span and its attributes would be made for nothing
-    HttpMiddleware.withTracerDisabledWhen(() => true)
+    // without tracing the request's span and its attributes would be made for nothing; probes are not traced
+    HttpMiddleware.withTracerDisabledWhen((request) => !tracing || isProbe(request.url)),
+    HttpMiddleware.withSpanNameGenerator((request) => `${request.method} ${routeOf(request.url) ?? "unmatched"}`)
   )
 
   /**
@@ -168,6 +173,8 @@ export const httpHostLayer = (config: ServerConfig, slots: ReadonlyArray<Service
    * their connections, which the stack's path does.
    */
   const fastPath = Layer.scopedDiscard(Effect.gen(function*() {
+    // traced, every request goes through the stack, which makes its span
+    if (tracing) return
     const answers = yield* (yield* FastAnswers).all
     const forms = new Map((yield* (yield* FastAnswers).forms).flatMap((form) => form.paths.map((path) => [path, form])))
     if (answers.length === 0 && forms.size === 0) return

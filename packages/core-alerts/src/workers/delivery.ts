@@ -225,7 +225,9 @@ export const runDeliveryWorker = (
                   Effect.ensuring(unrecorded.release(1))
                 )
               }
-              const exit = yield* Effect.exit(Effect.flatMap(outgoingEmail(email, contents, settings), provider.send))
+              const exit = yield* Effect.exit(Effect.flatMap(outgoingEmail(email, contents, settings), provider.send).pipe(
+                Effect.withSpan("alerts.send_email", { attributes: { "email.id": email.id, "email.provider": provider.name } })
+              ))
               if (Exit.isSuccess(exit)) {
                 yield* countAttempt("sent")
                 sent.push(email)
@@ -287,6 +289,8 @@ export const runDeliveryWorker = (
       const contents = yield* emails.contentsOf(sharedContentIds(claimed)).pipe(
         Effect.tapError(() => Effect.ignoreLogged(emails.release(claimed)))
       )
-      yield* deliverBatch(claimed, contents, claimedAt)
+      yield* deliverBatch(claimed, contents, claimedAt).pipe(
+        Effect.withSpan("alerts.deliver_emails", { attributes: { "emails.claimed": claimed.length } })
+      )
     }
   })

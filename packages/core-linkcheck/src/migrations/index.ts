@@ -7,6 +7,7 @@ import {
 } from "./createLinkcheckTables"
 import { indexChecksByHashes } from "./indexChecksByHashes"
 import { lightenBatchWrites } from "./lightenBatchWrites"
+import { linkBatchesToTraces } from "./linkBatchesToTraces"
 import { recordBatchOwners } from "./recordBatchOwners"
 import { storeLinkReports } from "./storeLinkReports"
 
@@ -22,6 +23,7 @@ export const migrate = migrateSchema({
     "5_track_workers_and_final_attempts": trackWorkersAndFinalAttempts,
     "6_lighten_batch_writes": lightenBatchWrites,
     "7_store_link_reports": storeLinkReports,
-    "8_record_batch_owners": recordBatchOwners
+    "8_record_batch_owners": recordBatchOwners,
+    "9_link_batches_to_traces": linkBatchesToTraces
   }
 })

@@ -1,5 +1,5 @@
 import type { JobQueueError } from "@civicstack/jobs"
-import { now } from "@civicstack/kit"
+import { currentTraceParent, now } from "@civicstack/kit"
 import type { StoreError } from "@civicstack/kit"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { BatchNotFound } from "../api/errors"
@@ -145,6 +145,7 @@ const makeLinkChecker = Effect.gen(function*() {
         reuseSince: startedEarly ? window ?? at : window,
         webhook: request.webhook ?? null,
         ...(request.owner === undefined ? {} : { owner: request.owner }),
+        traceParent: yield* currentTraceParent,
         now: at
       })
       if (batch.completedAt === null) {

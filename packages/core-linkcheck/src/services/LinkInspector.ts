@@ -26,7 +26,12 @@ const makeInspector = (config: InspectorConfig) =>
         Effect.map(assembleOutcome),
         Effect.catchAllDefect((defect) =>
           Effect.logError("Link check could not be completed", Cause.die(defect)).pipe(Effect.as(checkFailedOutcome))
-        )
+        ),
+        Effect.tap((result) => Effect.annotateCurrentSpan("linkcheck.status", result.status)),
+        // the host only: a link's path and query may carry what its page's owner keeps private
+        Effect.withSpan("linkcheck.inspect", {
+          attributes: { "server.address": URL.canParse(uri) ? new URL(uri).hostname : "(invalid)" }
+        })
       )
     // decoded when asked, as followLink does, so that a bad setting is a defect of the check and not of the service
     return { inspect, checkTimeout: Effect.sync(() => Duration.decode(config.checkTimeout)) }

@@ -38,22 +38,25 @@ const countCompleted = (results: ReadonlyArray<CheckCompletion>, recorded: Reado
 }
 
 export const makeCompletion = (store: Store, jobs: Jobs): Completion => {
-  const enqueueWebhook = (batchId: number) =>
-    jobs.enqueue(webhookDeliveryJob, { batchId }, { dedupeKey: webhookDedupeKey(batchId) })
+  /** The delivery's span links to the request that created the batch, not to the worker that completed it. */
+  const enqueueWebhook = (batchId: number, traceParent: string | null) =>
+    jobs.enqueue(webhookDeliveryJob, { batchId }, { dedupeKey: webhookDedupeKey(batchId), traceParent })
 
   return {
     recordResults: (input) =>
       store.transaction(Effect.gen(function*() {
         const completed = yield* store.completeChecks(input)
         for (const batch of completed.completedBatches) {
-          if (batch.webhook !== null) yield* enqueueWebhook(batch.id)
+          if (batch.webhook !== null) yield* enqueueWebhook(batch.id, batch.traceParent)
         }
         return completed
       })).pipe(Effect.tap((completed) => countCompleted(input.results, completed.recorded))),
     createBatch: (batch) =>
       store.transaction(Effect.gen(function*() {
         const created = yield* store.createBatch(batch)
-        if (created.completedAt !== null && created.webhook !== null) yield* enqueueWebhook(created.id)
+        if (created.completedAt !== null && created.webhook !== null) {
+          yield* enqueueWebhook(created.id, batch.traceParent ?? null)
+        }
         return created
       }))
   }

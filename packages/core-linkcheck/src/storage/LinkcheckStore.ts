@@ -12,6 +12,8 @@ export interface NewBatch {
   readonly webhook: Webhook | null
   /** Who created it; a batch without one is found only by `findBatch` without an owner. */
   readonly owner?: string
+  /** The span of the request that created it (a W3C `traceparent`), for the work done for it later to link to. */
+  readonly traceParent?: string | null
   readonly now: Date
 }
 
@@ -51,11 +53,17 @@ export interface CheckCompletion {
   readonly result: CheckResult
 }
 
+export interface CompletedBatch {
+  readonly id: number
+  readonly webhook: Webhook | null
+  readonly traceParent: string | null
+}
+
 export interface CompletedChecks {
   /** The checks whose results were recorded: those the worker still held. */
   readonly recorded: ReadonlyArray<string>
   /** Batches whose last pending links these checks were; they are now completed. */
-  readonly completedBatches: ReadonlyArray<{ readonly id: number; readonly webhook: Webhook | null }>
+  readonly completedBatches: ReadonlyArray<CompletedBatch>
 }
 
 export interface WebhookReport {

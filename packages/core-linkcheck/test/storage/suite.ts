@@ -711,7 +711,7 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
             ]
           })
           expect([...completed.recorded].sort()).toEqual([idOf("https://a.example/"), idOf("https://b.example/")].sort())
-          expect(completed.completedBatches).toEqual([{ id: first.id, webhook: null }])
+          expect(completed.completedBatches).toEqual([{ id: first.id, webhook: null, traceParent: null }])
           const secondNow = yield* store.findBatch(second.id)
           expect(Option.map(secondNow, (batch) => batch.completedAt)).toEqual(Option.some(null))
           const untouched = yield* store.findCheck("https://d.example/", { since: start, completedOnly: true })
@@ -722,19 +722,21 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
         Effect.gen(function*() {
           const store = yield* LinkcheckStore
           const webhook = { uri: "https://hooks.example/batch", secretToken: null }
+          const traceParent = `00-${"1".repeat(32)}-${"2".repeat(16)}-01`
           const batch = yield* store.createBatch({
             uris: ["https://a.example/", "https://b.example/", "https://a.example/"],
             priority: "high",
             reuseSince: start,
             webhook,
+            traceParent,
             now: start
           })
           const other = yield* newBatch(["https://a.example/"], { now: at(1) })
           const [a, b] = batch.checks.map((check) => check.id)
 
           const [afterA, afterB] = yield* complete([a!, b!], at(10))
-          expect(afterA).toEqual(Option.some({ completedBatches: [{ id: other.id, webhook: null }] }))
-          expect(afterB).toEqual(Option.some({ completedBatches: [{ id: batch.id, webhook }] }))
+          expect(afterA).toEqual(Option.some({ completedBatches: [{ id: other.id, webhook: null, traceParent: null }] }))
+          expect(afterB).toEqual(Option.some({ completedBatches: [{ id: batch.id, webhook, traceParent }] }))
           const found = Option.getOrThrow(yield* store.findBatch(batch.id))
           expect(found.completedAt).toEqual(at(10))
           expect(found.checks.map((check) => check.result?.status)).toEqual(["ok", "ok", "ok"])
@@ -859,7 +861,7 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           expect(Option.map(yield* store.findBatch(batch.id), (found) => found.webhook)).toEqual(Option.some(webhook))
           const [check] = yield* claim()
           const completed = yield* completeOne(store, { id: check!.id, workerId: "worker-a", result: ok, now: at(1) })
-          expect(completed).toEqual(Option.some({ completedBatches: [{ id: batch.id, webhook }] }))
+          expect(completed).toEqual(Option.some({ completedBatches: [{ id: batch.id, webhook, traceParent: null }] }))
         }), 60_000)
     })
 

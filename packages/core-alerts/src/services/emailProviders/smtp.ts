@@ -174,7 +174,8 @@ export const makeSmtpProvider = (
               reason: `the SMTP server did not take the message within ${Duration.format(sendTimeout)}`
             })
         }),
-        Effect.asVoid
+        Effect.asVoid,
+        Effect.withSpan("smtp send", { kind: "client", attributes: { "server.address": endpoint.host } })
       )
     }
     return { name: "smtp", send }

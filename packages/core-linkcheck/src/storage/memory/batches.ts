@@ -1,6 +1,6 @@
 import { HashMap, Option } from "effect"
-import type { BatchRecord, Webhook } from "../../domain/check"
-import type { CheckCompletion, CompletedChecks, NewBatch } from "../LinkcheckStore"
+import type { BatchRecord } from "../../domain/check"
+import type { CheckCompletion, CompletedBatch, CompletedChecks, NewBatch } from "../LinkcheckStore"
 import type { State, StoredBatch, StoredCheck } from "./state"
 import { checkOf, insertCheck, isHeldBy, newestCheck, putCheck, recordOf } from "./state"
 
@@ -43,6 +43,7 @@ export const createBatch = (initial: State, batch: NewBatch): readonly [BatchRec
     completedAt: pendingLinks > 0 ? null : latestCompletion(checks) ?? batch.now,
     webhook: batch.webhook,
     owner: batch.owner ?? null,
+    traceParent: batch.traceParent ?? null,
     checkIds: checks.map((check) => check.id),
     pendingLinks,
     webhookAttempts: []
@@ -69,7 +70,7 @@ export const completeChecks = (
 ): readonly [CompletedChecks, State] => {
   let state = initial
   const recorded: Array<string> = []
-  const completedBatches: Array<{ readonly id: number; readonly webhook: Webhook | null }> = []
+  const completedBatches: Array<CompletedBatch> = []
   for (const { id, result } of input.results) {
     const check = Option.getOrUndefined(checkOf(state, id))
     if (check === undefined || !isHeldBy(check, input.workerId)) continue
@@ -80,7 +81,9 @@ export const completeChecks = (
       if (batch.completedAt !== null) continue
       const pendingLinks = batch.pendingLinks - links
       const completedAt = pendingLinks === 0 ? input.now : null
-      if (completedAt !== null) completedBatches.push({ id: batch.id, webhook: batch.webhook })
+      if (completedAt !== null) {
+        completedBatches.push({ id: batch.id, webhook: batch.webhook, traceParent: batch.traceParent })
+      }
       state = { ...state, batches: HashMap.set(state.batches, batchId, { ...batch, pendingLinks, completedAt }) }
     }
   }

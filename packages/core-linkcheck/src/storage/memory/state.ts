@@ -31,6 +31,7 @@ export interface StoredBatch {
   readonly completedAt: Date | null
   readonly webhook: Webhook | null
   readonly owner: string | null
+  readonly traceParent: string | null
   readonly checkIds: ReadonlyArray<string>
   readonly pendingLinks: number
   readonly webhookAttempts: ReadonlyArray<WebhookAttempt>

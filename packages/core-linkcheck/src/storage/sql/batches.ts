@@ -46,12 +46,12 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
   const insertBatch = (batch: NewBatch, pendingLinks: number, completedAt: Date | null) =>
     sql`
       INSERT INTO linkcheck.batches AS b (
-        created_at, completed_at, webhook_uri, webhook_secret_token, pending_links, owner
+        created_at, completed_at, webhook_uri, webhook_secret_token, pending_links, owner, trace_parent
       )
       VALUES (
         ${timestamp(batch.now)}::timestamptz, ${completedAt === null ? null : timestamp(completedAt)}::timestamptz,
         ${batch.webhook?.uri ?? null}::text, ${batch.webhook?.secretToken ?? null}::text, ${pendingLinks}::integer,
-        ${batch.owner ?? null}::text
+        ${batch.owner ?? null}::text, ${batch.traceParent ?? null}::text
       )
       RETURNING ${batchColumns}
     `.pipe(Effect.flatMap(decodeRows(BatchRow)), Effect.map((rows) => rows[0]!))
@@ -184,7 +184,11 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
       Effect.map((rows) =>
         rows
           .filter((row) => row.completed_at !== null)
-          .map((row) => ({ id: row.id, webhook: webhookOf(row.webhook_uri, row.webhook_secret_token) }))
+          .map((row) => ({
+            id: row.id,
+            webhook: webhookOf(row.webhook_uri, row.webhook_secret_token),
+            traceParent: row.trace_parent
+          }))
           .sort((a, b) => a.id - b.id)
       )
     )

@@ -33,13 +33,15 @@ export const BatchRow = Schema.Struct({
   completed_at: Schema.NullOr(Schema.DateFromSelf),
   webhook_uri: Schema.NullOr(Schema.String),
   webhook_secret_token: Schema.NullOr(Schema.String),
-  owner: Schema.NullOr(Schema.String)
+  owner: Schema.NullOr(Schema.String),
+  trace_parent: Schema.NullOr(Schema.String)
 })
 
 export const CHECK_COLUMNS = `c.id::text AS id, c.uri, c.priority, c.created_at, c.completed_at, c.status, c.errors,
   c.warnings, c.danger, c.problem_summary, c.suggested_fix`
 
-export const BATCH_COLUMNS = `b.id::text AS id, b.created_at, b.completed_at, b.webhook_uri, b.webhook_secret_token, b.owner`
+export const BATCH_COLUMNS = `b.id::text AS id, b.created_at, b.completed_at, b.webhook_uri, b.webhook_secret_token, b.owner,
+  b.trace_parent`
 
 /** A check id that the database can compare with a bigint; any other string names no check. */
 export const isCheckId = (id: string) => /^[1-9]\d{0,17}$/.test(id)
