@@ -1,12 +1,13 @@
 import { type DataDirectoryInUse, type DataDirectoryNotEmpty, PgliteClient } from "@civicstack/sql-pglite"
 import type { SqlClient } from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Redacted } from "effect"
+import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 import type { ConfigError } from "effect/ConfigError"
 import type { Stream } from "effect"
 import * as Path from "node:path"
 import * as v8 from "node:v8"
+import pg from "pg"
 import type { ServerConfig } from "./config"
 import { pgListen } from "./pgListen"
 
@@ -24,6 +25,57 @@ export class DatabaseLost extends Context.Tag("@civicstack/server/DatabaseLost")
   DatabaseLost,
   Effect.Effect<never, SqlError>
 >() {}
+
+/** How the connection pool is used now. */
+export interface ConnectionFigures {
+  readonly max: number
+  readonly used: number
+  readonly idle: number
+  /** Queries waiting for a connection. */
+  readonly waiting: number
+}
+
+/** The PostgreSQL pool's figures; none for the embedded database, which is one connection in the process. */
+export class DatabaseConnections extends Context.Tag("@civicstack/server/DatabaseConnections")<
+  DatabaseConnections,
+  { readonly figures: () => Option.Option<ConnectionFigures> }
+>() {}
+
+const CONNECT_TIMEOUT = Duration.seconds(5)
+
+/**
+ * The pool the PostgreSQL client runs on, made here rather than by the client so that its use can be read. As the
+ * client would make it: one query at start (failing the start when the database cannot be reached), ended on close.
+ */
+const pgPool = (database: Extract<ServerConfig["database"], { _tag: "Postgres" }>) =>
+  Effect.acquireRelease(
+    Effect.suspend(() => {
+      const pool = new pg.Pool({
+        connectionString: Redacted.value(database.url),
+        application_name: "civicstack",
+        connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT),
+        max: database.poolSize
+      })
+      // an idle connection that breaks is dropped by the pool; the next query finds the outage
+      pool.on("error", () => {})
+      return Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({ duration: CONNECT_TIMEOUT, onTimeout: () => new SqlError({ message: "PgClient: Connection timed out" }) }),
+        Effect.tapError(() => Effect.promise(() => pool.end())),
+        Effect.as(pool)
+      )
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  )
+
+const poolFigures = (pool: pg.Pool): ConnectionFigures => ({
+  max: pool.options.max ?? 10,
+  used: pool.totalCount - pool.idleCount,
+  idle: pool.idleCount,
+  waiting: pool.waitingCount
+})
 
 export const pgliteDirectory = (dataDir: string) => Path.resolve(dataDir, "pglite")
 
@@ -43,34 +95,35 @@ const wasmBaselineCompilerOnly = Layer.effectDiscard(Effect.sync(() => v8.setFla
 
 /** What the server uses of its database, on either backend. */
 export type DatabaseLayer = Layer.Layer<
-  SqlClient | DatabaseNotifications | DatabaseLost,
+  SqlClient | DatabaseNotifications | DatabaseLost | DatabaseConnections,
   SqlError | ConfigError | DataDirectoryInUse | DataDirectoryNotEmpty
 >
 
 /** PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite database in DATA_DIR. */
 export const databaseLayer = (database: ServerConfig["database"]): DatabaseLayer =>
   database._tag === "Postgres"
-    ? Layer.effectContext(
-      Effect.succeed(
-        Context.make(DatabaseNotifications, { listen: pgListen(database.url) }).pipe(Context.add(DatabaseLost, Effect.never))
+    ? Layer.unwrapScoped(Effect.map(pgPool(database), (pool) =>
+      Layer.succeedContext(
+        Context.make(DatabaseNotifications, { listen: pgListen(database.url) }).pipe(
+          Context.add(DatabaseLost, Effect.never),
+          Context.add(DatabaseConnections, { figures: () => Option.some(poolFigures(pool)) })
+        )
+      ).pipe(
+        // Waiting for a connection is bounded (`CONNECT_TIMEOUT`), so that work waiting through an outage fails, and is
+        // tried again, rather than waiting forever on a pool whose connections the outage broke. DATABASE_POOL_SIZE
+        // connections (10 by default, as pg's own default) are shared by requests and workers; the workers use few of
+        // them at a time (fan-out one per notification), so that requests find one free.
+        Layer.merge(PgClient.layerFromPool({ acquire: Effect.succeed(pool), applicationName: "civicstack" }))
       )
-    ).pipe(
-      // Waiting for a connection is bounded, so that work waiting through an outage fails, and is tried again,
-      // rather than waiting forever on a pool whose connections the outage broke. DATABASE_POOL_SIZE connections
-      // (10 by default, as pg's own default) are shared by requests and workers; the workers use few of them at a time
-      // (fan-out one per notification), so that requests find one free.
-      Layer.provideMerge(PgClient.layer({
-        url: database.url,
-        applicationName: "civicstack",
-        connectTimeout: "5 seconds",
-        maxConnections: database.poolSize
-      }))
-    )
+    ))
     : Layer.effectContext(
       Effect.map(
         PgliteClient.PgliteClient,
         (client) =>
-          Context.make(DatabaseNotifications, { listen: client.listen }).pipe(Context.add(DatabaseLost, client.failure))
+          Context.make(DatabaseNotifications, { listen: client.listen }).pipe(
+            Context.add(DatabaseLost, client.failure),
+            Context.add(DatabaseConnections, { figures: Option.none })
+          )
       )
     ).pipe(
       Layer.provideMerge(

@@ -14,6 +14,40 @@ describe("server configuration", () => {
     expect(config.run).toEqual(["web", "workers"])
     expect(config.linkcheck).toMatchObject({ concurrency: 128, perHostConcurrency: 4, allowPrivateAddresses: false })
     expect(config.linkcheck.scheduler).toEqual({})
+    expect(config.tracing).toBeUndefined()
+  })
+
+  it("reads where spans go from OpenTelemetry's variables, and never shows the exporter's headers", () => {
+    const traced = (env: Record<string, string>) => Either.getOrThrow(parseServerConfig(env)).tracing
+    expect(traced({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" })).toEqual({
+      url: "http://collector:4318/v1/traces",
+      headers: {},
+      protocol: "http/protobuf",
+      serviceName: "civicstack"
+    })
+    expect(traced({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example/otlp/spans",
+      OTEL_EXPORTER_OTLP_HEADERS: "Authorization=Bearer%20abc,x-tenant = news ",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_SERVICE_NAME: "civicstack-eu"
+    })).toEqual({
+      url: "https://traces.example/otlp/spans",
+      headers: { authorization: "Bearer abc", "x-tenant": "news" },
+      protocol: "http/json",
+      serviceName: "civicstack-eu"
+    })
+
+    const refused = parseServerConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318",
+      OTEL_EXPORTER_OTLP_HEADERS: "authorization",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "grpc"
+    })
+    expect(Either.isLeft(refused) && refused.left.problems).toEqual([
+      "OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http(s) URL (got \"collector:4318\")",
+      "OTEL_EXPORTER_OTLP_HEADERS must be comma-separated name=value pairs",
+      "OTEL_EXPORTER_OTLP_PROTOCOL must be one of http/protobuf, http/json (got \"grpc\")"
+    ])
   })
 
   it("reads each service's own section and what this copy runs", () => {

@@ -2,6 +2,8 @@
  * `GET /metrics` after known traffic: each answer counted by method, route template and status, with its latency;
  * each service's backlog, the job queues and the process; nothing when `METRICS=false`.
  */
+import { createTestDatabase, startTcpProxy } from "@civicstack/kit/testing"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type InProcessServer, startInProcessServer } from "./inProcessServer"
 import { linkcheckCallerBootstrap, linkcheckFetch } from "./linkcheckCaller"
@@ -83,6 +85,40 @@ describe("GET /metrics", () => {
     expect(found.get("process_resident_memory_bytes{}")).toBeGreaterThan(10_000_000)
     expect(found.get("process_cpu_seconds{}")).toBeGreaterThan(0)
   })
+})
+
+describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("on PostgreSQL", () => {
+  it("shows the connection pool's use, and still answers while the database is unreachable", async () => {
+    const database = await createTestDatabase(process.env.TEST_DATABASE_URL!, "metrics_pool", Effect.void)
+    const target = new URL(database.url)
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
+    const throughProxy = new URL(database.url)
+    throughProxy.host = `127.0.0.1:${proxy.port}`
+    const onPostgres = await startInProcessServer({
+      DATABASE_URL: throughProxy.toString(),
+      DATABASE_POOL_SIZE: "7",
+      SERVICES: "linkcheck"
+    })
+    try {
+      const found = await samples(onPostgres.url)
+      expect(found.get("db_client_connection_max{}")).toBe(7)
+      const used = found.get(`db_client_connection_count{state="used"}`)!
+      const idle = found.get(`db_client_connection_count{state="idle"}`)!
+      expect(used + idle).toBeGreaterThanOrEqual(1)
+      expect(used + idle).toBeLessThanOrEqual(7)
+      expect(found.get("db_client_connection_pending_requests{}")).toBe(0)
+
+      await proxy.cut()
+      const duringOutage = await samples(onPostgres.url)
+      expect(duringOutage.get("process_resident_memory_bytes{}")).toBeGreaterThan(10_000_000)
+      expect(duringOutage.get("db_client_connection_max{}")).toBe(7)
+      await proxy.restore()
+    } finally {
+      await onPostgres.close()
+      await proxy.close()
+      await database.drop()
+    }
+  }, 60_000)
 })
 
 describe("METRICS=false", () => {

@@ -2,9 +2,10 @@ import { JobQueue } from "@civicstack/jobs"
 import * as Metrics from "@effect/opentelemetry/Metrics"
 import * as Resource from "@effect/opentelemetry/Resource"
 import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus"
-import { Context, Effect, Layer, Metric, MetricBoundaries, MetricLabel } from "effect"
+import { Context, Effect, Layer, Metric, MetricBoundaries, MetricLabel, Option } from "effect"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import serverPackage from "../../package.json" with { type: "json" }
+import { DatabaseConnections } from "../database"
 import type { ReadinessFigures } from "../http/readiness"
 
 /** Answers by method, route template (`/batch/:id`; `unmatched` for a path no endpoint has) and status. */
@@ -42,6 +43,12 @@ const processGauges = {
   uptimeSeconds: gauge("process_uptime_seconds", "Seconds since the process started")
 }
 
+const connectionGauges = {
+  count: gauge("db_client_connection_count", "Connections of the PostgreSQL pool, by state (used, idle)"),
+  max: gauge("db_client_connection_max", "Connections the PostgreSQL pool may open (DATABASE_POOL_SIZE)"),
+  pending: gauge("db_client_connection_pending_requests", "Queries waiting for a connection of the PostgreSQL pool")
+}
+
 const serviceFigure = gauge("civicstack_service_work", "Each service's backlog as its readiness check reports it, by service and figure")
 const queueJobs = gauge("civicstack_job_queue_jobs", "Jobs of the job queue by queue and state (queued, scheduled, running, dead)")
 const queueOldestAge = gauge("civicstack_job_queue_oldest_runnable_age_seconds", "Age of the oldest runnable job, by queue")
@@ -55,12 +62,13 @@ export class MetricsExport extends Context.Tag("@civicstack/server/MetricsExport
   readonly render: (figures: Effect.Effect<Record<string, ReadinessFigures>, unknown>) => Effect.Effect<string>
 }>() {}
 
-export const metricsExportLayer: Layer.Layer<MetricsExport, never, JobQueue> = Layer.scoped(
+export const metricsExportLayer: Layer.Layer<MetricsExport, never, JobQueue | DatabaseConnections> = Layer.scoped(
   MetricsExport,
   Effect.gen(function*() {
     const exporter = new PrometheusExporter({ preventServerStart: true })
     const serializer = new PrometheusSerializer()
     const jobs = yield* JobQueue
+    const connections = yield* DatabaseConnections
     const eventLoopDelay = monitorEventLoopDelay({ resolution: 20 })
     eventLoopDelay.enable()
     yield* Effect.addFinalizer(() => Effect.sync(() => eventLoopDelay.disable()))
@@ -89,6 +97,19 @@ export const metricsExportLayer: Layer.Layer<MetricsExport, never, JobQueue> = L
         }), { discard: true })
     )
 
+    const readConnections = Effect.suspend(() =>
+      Option.match(connections.figures(), {
+        onNone: () => Effect.void,
+        onSome: (figures) =>
+          Effect.all([
+            Metric.set(Metric.tagged(connectionGauges.count, "state", "used"), figures.used),
+            Metric.set(Metric.tagged(connectionGauges.count, "state", "idle"), figures.idle),
+            Metric.set(connectionGauges.max, figures.max),
+            Metric.set(connectionGauges.pending, figures.waiting)
+          ], { discard: true })
+      })
+    )
+
     const readServices = (figures: Effect.Effect<Record<string, ReadinessFigures>, unknown>) =>
       Effect.flatMap(figures, (services) =>
         Effect.forEach(Object.entries(services), ([service, figures]) =>
@@ -108,6 +129,7 @@ export const metricsExportLayer: Layer.Layer<MetricsExport, never, JobQueue> = L
         Effect.gen(function*() {
           // a backlog that cannot be read (the database is down) leaves its figures as they were; the rest still shows
           yield* readProcess
+          yield* readConnections
           yield* Effect.ignore(readQueues)
           yield* Effect.ignore(readServices(figures))
           const { resourceMetrics } = yield* Effect.promise(() => exporter.collect())

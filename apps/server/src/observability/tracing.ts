@@ -32,19 +32,29 @@ const unrecordedSpan = (
   addLinks: () => {}
 })
 
+/** A request's query may carry what the caller keeps private (a checked link's own query, a code): spans keep its path. */
+const withoutQuery = (span: Tracer.Span): Tracer.Span => {
+  const record = span.attribute.bind(span)
+  span.attribute = (key, value) => {
+    if (key === "url.query") return
+    record(key, key === "url.full" && typeof value === "string" ? value.split("?", 1)[0] : value)
+  }
+  return span
+}
+
 /**
- * Leaves out what no one asked for: the statements that background loops run on their own (polling for work, leases,
+ * Leaves out what no one asked for, and requests' queries: the statements that background loops run on their own (polling for work, leases,
  * readiness figures), which would otherwise each be a trace, once a second per loop. Work a loop finds (a job, a
  * check, a delivery) has a span of its own, and its statements are its children. A span under one left out, or
  * under a caller's span that was not sampled, is left out too.
  */
-const withoutBackgroundStatements = (tracer: Tracer.Tracer): Tracer.Tracer =>
+const recordedOnly = (tracer: Tracer.Tracer): Tracer.Tracer =>
   Tracer.make({
     span: (name, parent, context, links, startTime, kind) => {
       const unrecorded = Option.match(parent, { onNone: () => name.startsWith("sql."), onSome: (span) => !span.sampled })
       return unrecorded
         ? unrecordedSpan(name, parent, context, links, startTime, kind)
-        : tracer.span(name, parent, context, links, startTime, kind)
+        : withoutQuery(tracer.span(name, parent, context, links, startTime, kind))
     },
     context: tracer.context
   })
@@ -62,7 +72,7 @@ export const tracingLayer = (tracing: TracingConfig | undefined): Layer.Layer<ne
         headers: tracing.headers,
         resource: { serviceName: tracing.serviceName, serviceVersion: serverPackage.version }
       }),
-      (tracer) => Layer.setTracer(withoutBackgroundStatements(tracer))
+      (tracer) => Layer.setTracer(recordedOnly(tracer))
     )
   ).pipe(
     Layer.provide(NodeHttpClient.layerUndici),
