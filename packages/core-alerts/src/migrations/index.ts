@@ -3,6 +3,7 @@ import { countAllowances } from "./countAllowances"
 import { createAlertsTables } from "./createAlertsTables"
 import { createEmailTables } from "./createEmailTables"
 import { indexSingleEmails } from "./indexSingleEmails"
+import { keepDeliveryReports } from "./keepDeliveryReports"
 import { storeNotificationContentOnce } from "./storeNotificationContentOnce"
 import { subscriptionIdsOnEmails } from "./subscriptionIdsOnEmails"
 import { unlinkEmailSubscriptions } from "./unlinkEmailSubscriptions"
@@ -15,7 +16,8 @@ export const alertsMigrations = {
   "4_subscription_ids_on_emails": subscriptionIdsOnEmails,
   "5_index_single_emails": indexSingleEmails,
   "6_count_allowances": countAllowances,
-  "7_store_notification_content_once": storeNotificationContentOnce
+  "7_store_notification_content_once": storeNotificationContentOnce,
+  "8_keep_delivery_reports": keepDeliveryReports
 }
 
 /** The schema and lock of the alerts migrations, for `migrateSchema`. */

@@ -2,6 +2,7 @@ import { Context } from "effect"
 import type { Duration, Effect, Option } from "effect"
 import type { StoreError } from "@civicstack/kit"
 import type { SharedEmailContent } from "../domain/compose"
+import type { DeliveryReport, DeliveryReportOutcome, StoredDeliveryReport } from "../domain/deliveryStatus"
 import type { DigestEntry, DigestRun, DigestWindow, NewDigestEmail } from "../domain/digests"
 import type { Notification } from "../domain/records"
 import type { Retention } from "../settings"
@@ -176,6 +177,13 @@ export class EmailStore extends Context.Tag("@civicstack/core-alerts/EmailStore"
   /** By subscriber id. */
   readonly emailsOfDigestRun: (runId: string) => Effect.Effect<ReadonlyArray<StoredEmail>, StoreError>
   readonly email: (id: string) => Effect.Effect<Option.Option<StoredEmail>, StoreError>
+  /**
+   * Keeps a provider's later report with its email, when an email has that id and (case aside) that address; the same
+   * report (source, provider id and status) is kept once.
+   */
+  readonly recordDeliveryReport: (report: DeliveryReport) => Effect.Effect<DeliveryReportOutcome, StoreError>
+  /** The reports kept with an email, in the order received. */
+  readonly deliveryReportsOf: (emailId: string) => Effect.Effect<ReadonlyArray<StoredDeliveryReport>, StoreError>
   /** The emails of a notification's fan-out, by subscriber id. */
   readonly emailsOfNotification: (notificationId: string) => Effect.Effect<ReadonlyArray<StoredEmail>, StoreError>
 }>() {}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
 import { Duration, Effect, Option } from "effect"
+import type { DeliveryReport } from "../../src/domain/deliveryStatus"
 import type { FanOutChunk } from "../../src/storage/EmailStore"
 import { EmailStore } from "../../src/storage/EmailStore"
 import { unsubscribeLine } from "../../src/domain/bodyParts"
@@ -588,4 +589,49 @@ export const emailStoreSuite = (
       expect(yield* emails.email(pending)).toEqual(Option.some(expect.objectContaining({ body: "Click." })))
       // fan-out after retention would send again; the unique key is gone with the row, as the retention period intends
     }))
+
+    describe("delivery reports", () => {
+      const report = (emailId: string, overrides: Partial<DeliveryReport> = {}): DeliveryReport => ({
+        emailId,
+        address: "Ada@Example.com",
+        source: "notify",
+        providerId: "740e5834-3a29-46b4-9a6f-16142fde533a",
+        status: "permanent-failure",
+        detail: null,
+        reportedAt: at(30),
+        ...overrides
+      })
+
+      test("are kept with their email once each, matched by id and address", Effect.gen(function*() {
+        const emails = yield* EmailStore
+        const id = yield* singleEmail("ada@example.com")
+        yield* clockAt(60)
+        expect(yield* emails.recordDeliveryReport(report(id, { status: "temporary-failure" }))).toBe("recorded")
+        expect(yield* emails.recordDeliveryReport(report(id, { status: "temporary-failure" }))).toBe("repeated")
+        yield* clockAt(61)
+        expect(yield* emails.recordDeliveryReport(report(id, { source: "bounce", providerId: "<dsn@mx>", detail: "5.1.1" })))
+          .toBe("recorded")
+        expect(yield* emails.deliveryReportsOf(id)).toEqual([
+          {
+            source: "notify",
+            providerId: "740e5834-3a29-46b4-9a6f-16142fde533a",
+            status: "temporary-failure",
+            detail: null,
+            reportedAt: at(30),
+            receivedAt: at(60)
+          },
+          { source: "bounce", providerId: "<dsn@mx>", status: "permanent-failure", detail: "5.1.1", reportedAt: at(30), receivedAt: at(61) }
+        ])
+      }))
+
+      test("change nothing for an unknown email, or an address that is not the email's", Effect.gen(function*() {
+        const emails = yield* EmailStore
+        const id = yield* singleEmail("ada@example.com")
+        expect(yield* emails.recordDeliveryReport(report(id, { address: "grace@example.com" }))).toBe("unknown")
+        expect(yield* emails.recordDeliveryReport(report("1b9d6bcd-bbfd-4b2d-9b5d-ab8dfbbd4bed"))).toBe("unknown")
+        expect(yield* emails.recordDeliveryReport(report("not-an-email-id"))).toBe("unknown")
+        expect(yield* emails.deliveryReportsOf(id)).toEqual([])
+        expect(yield* emails.deliveryReportsOf("not-an-email-id")).toEqual([])
+      }))
+    })
   })

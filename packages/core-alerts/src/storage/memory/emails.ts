@@ -6,6 +6,7 @@ import { UNSUBSCRIBE_SEPARATOR, unsubscribeLine } from "../../domain/bodyParts"
 import type { SharedEmailContent } from "../../domain/compose"
 import { immediateEmailBody } from "../../domain/compose"
 import { byCodeUnit } from "../../domain/criteria"
+import type { StoredDeliveryReport } from "../../domain/deliveryStatus"
 import type { DigestEntry, DigestRun } from "../../domain/digests"
 import { AlertsStore } from "../AlertsStore"
 import type { ClaimedBody, ClaimedEmail, EmailClaim, StoredEmail } from "../EmailStore"
@@ -73,6 +74,8 @@ const makeMemoryEmailStore = Effect.gen(function*() {
   const emails = new Map<string, EmailRow>()
   const contents = new Map<string, ContentRow>()
   const matches = new Map<string, ReadonlySet<number>>()
+  /** By email id; deleted with their email. */
+  const reports = new Map<string, Array<StoredDeliveryReport>>()
   const digestRuns: Array<DigestRun> = []
 
   const atNow = <A>(change: (at: Date) => A) => Effect.flatMap(now, (at) => Effect.sync(() => change(at)))
@@ -295,6 +298,7 @@ const makeMemoryEmailStore = Effect.gen(function*() {
           if (row.status !== "sent" && row.status !== "failed") continue
           if (row.createdAt.getTime() < deleteBefore) {
             emails.delete(row.id)
+            reports.delete(row.id)
             deleted++
           } else if (row.createdAt.getTime() < blankBefore && (row.body !== null || row.unsubscribeLines !== null)) {
             row.body = null
@@ -383,6 +387,19 @@ const makeMemoryEmailStore = Effect.gen(function*() {
           .map(storedEmail)
       ),
     email: (id) => Effect.sync(() => Option.map(Option.fromNullable(emails.get(id)), storedEmail)),
+    recordDeliveryReport: (report) =>
+      Effect.map(now, (receivedAt) => {
+        const email = emails.get(report.emailId)
+        if (email === undefined || email.address.toLowerCase() !== report.address.toLowerCase()) return "unknown"
+        const kept = reports.get(email.id) ?? []
+        const same = (other: StoredDeliveryReport) =>
+          other.source === report.source && other.providerId === report.providerId && other.status === report.status
+        if (kept.some(same)) return "repeated"
+        const { address: _address, emailId: _emailId, ...rest } = report
+        reports.set(email.id, [...kept, { ...rest, receivedAt }])
+        return "recorded"
+      }),
+    deliveryReportsOf: (emailId) => Effect.sync(() => reports.get(emailId) ?? []),
     emailsOfNotification: (notificationId) =>
       Effect.sync(() =>
         [...emails.values()]

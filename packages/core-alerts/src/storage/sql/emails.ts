@@ -11,6 +11,7 @@ import type { DigestRun, DigestWindow } from "../../domain/digests"
 import type { Notification } from "../../domain/records"
 import type { ClaimedBody, ClaimedEmail, FanOutChunk, StoredEmail } from "../EmailStore"
 import { EmailStore } from "../EmailStore"
+import { deliveryReportStatements } from "./deliveryReports"
 
 type Service = Context.Tag.Service<EmailStore>
 
@@ -179,7 +180,8 @@ const PRUNE_BATCH = 5_000
 const iso = (date: Date) => date.toISOString()
 
 const makeSqlEmailStore = Effect.gen(function*() {
-  const { rows, sql, storeError } = yield* sqlStoreTools("alerts email store")
+  const tools = yield* sqlStoreTools("alerts email store")
+  const { rows, sql, storeError } = tools
   const count = (operation: string, query: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
     Effect.map(rows(operation, CountRow, query), (found) => found[0]?.count ?? 0)
 
@@ -641,7 +643,9 @@ const makeSqlEmailStore = Effect.gen(function*() {
             WHERE e.notification_id = ${notificationId} ORDER BY e.subscriber_id`),
           (found) => found.map(toStoredEmail)
         )
-        : Effect.succeed([])
+        : Effect.succeed([]),
+
+    ...deliveryReportStatements(tools)
   }
   return store
 })
