@@ -10,6 +10,12 @@ const Secret = Schema.Redacted(
   Schema.String.pipe(Schema.filter((secret) => secret.trim().length >= MIN_SECRET_LENGTH))
 ).annotations(expecting(`a secret of at least ${MIN_SECRET_LENGTH} characters`))
 
+const MIN_CALLBACK_TOKEN_LENGTH = 16
+
+const CallbackToken = Schema.Redacted(
+  Schema.String.pipe(Schema.filter((token) => /^\S+$/.test(token) && token.length >= MIN_CALLBACK_TOKEN_LENGTH))
+).annotations(expecting(`a token of at least ${MIN_CALLBACK_TOKEN_LENGTH} characters without spaces`))
+
 const Issuer = Schema.String.pipe(Schema.filter((issuer) => issuer.trim() !== ""))
   .annotations(expecting("a non-empty name for the iss claim of auth tokens"))
 
@@ -27,7 +33,9 @@ const ordered = <A>(names: Thresholds<string>, thresholds: Thresholds<A>, atMost
     : Either.left(ConfigError.InvalidData([], `${names.warning} must not be above ${names.critical}`))
 
 /** What `alertsConfig` reads: settings to spread into those given to `layerSql` or `layerMemory`. */
-export interface AlertsConfig extends Pick<AlertsSettings, "authTokenIssuer" | "authTokenLimit" | "healthThresholds"> {
+export interface AlertsConfig
+  extends Pick<AlertsSettings, "authTokenIssuer" | "authTokenLimit" | "healthThresholds" | "statusCallbackToken">
+{
   readonly delivery: Pick<DeliverySettings, "fanOutChunkConcurrency">
   /** Absent when `ALERTS_AUTH_TOKEN_SECRET` is unset: the host then decides (required in production). */
   readonly authTokenSecret?: Redacted.Redacted<string>
@@ -40,7 +48,8 @@ const defaults = defaultAlertsSettings.healthThresholds
  * characters), `ALERTS_AUTH_TOKEN_ISSUER`, `ALERTS_AUTH_TOKENS_PER_ADDRESS` and `ALERTS_AUTH_TOKENS_PER_CALLER` (an
  * hour), `ALERTS_QUEUE_SIZE_WARNING` and `_CRITICAL` (emails and jobs),
  * `ALERTS_QUEUE_AGE_WARNING_SECONDS` and `_CRITICAL_SECONDS`, `ALERTS_FAN_OUT_CHUNK_CONCURRENCY` (chunks of one
- * notification written at once; each takes a database connection). Each value names what it expects when it is wrong;
+ * notification written at once; each takes a database connection), and `NOTIFY_CALLBACK_BEARER_TOKEN` (the token of
+ * Notify's status callbacks; unset, `/status-updates` is off). Each value names what it expects when it is wrong;
  * unset values take the defaults. `PUBLIC_SITE_URL` is the host's and comes in through the settings.
  */
 export const alertsConfig: Config.Config<AlertsConfig> = Config.all({
@@ -87,5 +96,12 @@ export const alertsConfig: Config.Config<AlertsConfig> = Config.all({
     healthThresholds: { queueSize, queueAge },
     ...Option.match(authTokenSecret, { onNone: () => ({}), onSome: (secret) => ({ authTokenSecret: secret }) })
   })),
-  Config.nested("ALERTS")
+  Config.nested("ALERTS"),
+  Config.zipWith(
+    Schema.Config("NOTIFY_CALLBACK_BEARER_TOKEN", CallbackToken).pipe(
+      Config.map(Option.some),
+      Config.withDefault(Option.none<Redacted.Redacted<string>>())
+    ),
+    (section, token): AlertsConfig => Option.isSome(token) ? { ...section, statusCallbackToken: token.value } : section
+  )
 )

@@ -36,6 +36,11 @@ export interface AlertsSettings {
     readonly window: Duration.Duration
   }
   readonly healthThresholds: HealthThresholds
+  /**
+   * The bearer token GOV.UK Notify's delivery status callbacks carry (`POST /status-updates`); unset, the endpoint
+   * answers 404.
+   */
+  readonly statusCallbackToken?: Redacted.Redacted<string> | undefined
   /** How emails are made and sent (`publicSiteUrl` above is theirs too); unset fields take their defaults. */
   readonly delivery: Partial<Omit<DeliverySettings, "publicSiteUrl">>
   /**

@@ -1,5 +1,5 @@
 import * as Alerts from "@civicstack/core-alerts"
-import { ALERTS_APPLICATION, AlertsAccess, AlertsGroup, AlertsHealthGroup } from "@civicstack/core-alerts/api"
+import { ALERTS_APPLICATION, AlertsAccess, AlertsCallbacksGroup, AlertsGroup, AlertsHealthGroup } from "@civicstack/core-alerts/api"
 import * as HttpApi from "@effect/platform/HttpApi"
 import { Config, Duration, Effect, Layer, Redacted } from "effect"
 import * as Path from "node:path"
@@ -22,7 +22,7 @@ export const alertsSettings: ServiceSettings<"alerts", {
       alerts: Alerts.alertsConfig,
       email: Alerts.emailProviderConfig({ outboxDirectory: Path.join(dataDir, "outbox") })
     }),
-  secretVariables: ["SMTP_URL", "NOTIFY_API_KEY", "ALERTS_AUTH_TOKEN_SECRET"],
+  secretVariables: ["SMTP_URL", "NOTIFY_API_KEY", "ALERTS_AUTH_TOKEN_SECRET", "NOTIFY_CALLBACK_BEARER_TOKEN"],
   productionProblems: ({ alerts }) =>
     alerts.authTokenSecret === undefined
       ? ["ALERTS_AUTH_TOKEN_SECRET must be set when NODE_ENV=production (the key of the links in auth-token emails)"]
@@ -30,7 +30,7 @@ export const alertsSettings: ServiceSettings<"alerts", {
 }
 
 /** The email alert endpoints as this server serves them, under the server's API identifier. */
-const api = HttpApi.make("civicstack").add(AlertsGroup).add(AlertsHealthGroup)
+const api = HttpApi.make("civicstack").add(AlertsGroup).add(AlertsHealthGroup).add(AlertsCallbacksGroup)
 
 /** Subscriber ids per fan-out statement on the embedded database (10,000 on PostgreSQL). */
 const PGLITE_FAN_OUT_CHUNK_SIZE = 1_000

@@ -9,6 +9,8 @@ import { AlertsAccess } from "./access"
 import {
   ContentChangeAlreadyReceivedResponse,
   InvalidRequestResponse,
+  StatusUpdateRefusedResponse,
+  StatusUpdatesOffResponse,
   SubscriberListNotFoundResponse,
   SubscriberNotFoundResponse,
   TooManyAuthTokensResponse,
@@ -32,6 +34,7 @@ import {
   CreateSubscriptionBody,
   Healthcheck,
   NotificationQueued,
+  StatusUpdateBody,
   SubscriberListResponse,
   SubscriberResponse,
   SubscriberSubscriptionsResponse,
@@ -165,10 +168,32 @@ export class AlertsGroup extends HttpApiGroup.make("alerts")
   .middleware(AlertsAccess)
 {}
 
+/**
+ * Delivery status callbacks from GOV.UK Notify: not behind the sign-on, but behind the bearer token set for them
+ * (`NOTIFY_CALLBACK_BEARER_TOKEN`); off (404) without one.
+ */
+export class AlertsCallbacksGroup extends HttpApiGroup.make("alertsCallbacks")
+  .add(
+    HttpApiEndpoint.post("statusUpdate", "/status-updates")
+      .setPayload(StatusUpdateBody)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(StatusUpdatesOffResponse)
+      .addError(StatusUpdateRefusedResponse)
+      .annotate(
+        OpenApi.Description,
+        "Notify's delivery status callback. A permanent-failure ends every subscription of the address " +
+          "(non_existent_email); every update is kept with its email. An unknown reference, or a `to` that is not " +
+          "the email's address, changes nothing and is answered 204 too."
+      )
+  )
+  .addError(InvalidRequestResponse)
+  .addError(UnprocessableEntityResponse)
+{}
+
 /** The queue's health, open to every caller (monitoring has no token). */
 export class AlertsHealthGroup extends HttpApiGroup.make("alertsHealth")
   .add(HttpApiEndpoint.get("healthcheck", "/healthcheck").addSuccess(json(Healthcheck)))
 {}
 
-/** The email alert API on its own, as client apps and the SDK see it. */
+/** The email alert API on its own, as client apps and the SDK see it (Notify's callbacks are the host's to add). */
 export class AlertsApi extends HttpApi.make("alerts").add(AlertsGroup).add(AlertsHealthGroup) {}

@@ -39,6 +39,16 @@ export class TooManyAuthTokens extends Schema.TaggedError<TooManyAuthTokens>()("
   retryAfterSeconds: Schema.optional(Schema.Number)
 }) {}
 
+/** 404: no bearer token is set for Notify's status callbacks, so the endpoint is off (as if it did not exist). */
+export class StatusUpdatesOff extends Schema.TaggedError<StatusUpdatesOff>()("StatusUpdatesOff", {
+  error: Schema.Literal("Not Found")
+}) {}
+
+/** 401: the status callback's bearer token is missing or wrong. */
+export class StatusUpdateRefused extends Schema.TaggedError<StatusUpdateRefused>()("StatusUpdateRefused", {
+  error: Schema.Literal("The bearer token is missing or wrong")
+}) {}
+
 /** A refusal whose body is always the one `message`. */
 const withMessage = <const Message extends string, Self>(message: Message, errorClass: Schema.Schema<Self, any>, status: number) =>
   errorAnswer(errorClass, { error: Schema.Literal(message) }, status)
@@ -50,6 +60,8 @@ export const SubscriberListNotFoundResponse = withMessage(
   SubscriberListNotFound,
   404
 )
+export const StatusUpdatesOffResponse = withMessage("Not Found", StatusUpdatesOff, 404)
+export const StatusUpdateRefusedResponse = withMessage("The bearer token is missing or wrong", StatusUpdateRefused, 401)
 export const SubscriberNotFoundResponse = withMessage("Could not find the subscriber", SubscriberNotFound, 404)
 export const TooManyAuthTokensResponse = errorAnswer(TooManyAuthTokens, { error: Schema.String }, 429)
 export const SubscriptionNotFoundResponse = withMessage("Could not find the subscription", SubscriptionNotFound, 404)

@@ -183,3 +183,22 @@ export const Healthcheck = Schema.Struct({
   }),
   status: HealthStatus
 }).annotations({ identifier: "Healthcheck" })
+
+/** Notify's statuses of an email, as its delivery status callback sends them. */
+export const DeliveryStatusField = Schema.Literal("delivered", "permanent-failure", "temporary-failure", "technical-failure")
+
+/**
+ * `POST /status-updates`: GOV.UK Notify's delivery status callback. `reference` is the email's id, as the `notify`
+ * provider sent it; `to` must be the email's address for the update to count.
+ */
+export const StatusUpdateBody = Schema.Struct({
+  id: NonBlankText(100),
+  reference: Schema.NullOr(StorableText(100)),
+  to: StorableText(320),
+  status: DeliveryStatusField,
+  created_at: Optional(Timestamp),
+  completed_at: Optional(Timestamp),
+  sent_at: Optional(Timestamp),
+  notification_type: Optional(StorableText(20))
+}).annotations({ ...everyIssue, identifier: "StatusUpdateBody" })
+export type StatusUpdateBody = typeof StatusUpdateBody.Type

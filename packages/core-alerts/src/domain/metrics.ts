@@ -26,3 +26,9 @@ export const authTokensThrottled = Metric.counter("alerts_auth_tokens_throttled"
   description: "Auth-token requests refused with 429, by the limit they met",
   incremental: true
 })
+
+/** Reports providers made about emails after taking them, by `source`, `status` and `outcome` (recorded, repeated, unknown). */
+export const deliveryReportsReceived = Metric.counter("alerts_delivery_reports", {
+  description: "Delivery reports received (Notify status callbacks, SMTP bounces), by source, status and outcome",
+  incremental: true
+})

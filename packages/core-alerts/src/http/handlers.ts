@@ -4,15 +4,16 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Caller } from "@civicstack/kit/access"
 import { Effect, Layer, Schema } from "effect"
-import type { AlertsGroup, AlertsHealthGroup } from "../api/AlertsApi"
-import { InvalidRequest, refusalOf } from "../api/errors"
+import type { AlertsCallbacksGroup, AlertsGroup, AlertsHealthGroup } from "../api/AlertsApi"
+import { InvalidRequest, refusalOf, StatusUpdatesOff } from "../api/errors"
 import {
   AuthTokenBody,
   ChangeAddressBody,
   ChangeFrequencyBody,
   CreateNotificationBody,
   CreateSubscriberListBody,
-  CreateSubscriptionBody
+  CreateSubscriptionBody,
+  StatusUpdateBody
 } from "../api/requests"
 import { Alerts } from "../services/Alerts"
 import {
@@ -43,16 +44,45 @@ const decodeBody = <A, I>(schema: Schema.Schema<A, I>) => (request: HttpServerRe
 
 const outcome = (created: boolean) => (created ? "created" as const : "found" as const)
 
+/** `POST /status-updates`: the token is checked before the body is read; what the update is about is the service's. */
+const statusUpdate = (alerts: Alerts["Type"], request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const access = alerts.statusCallbackAccess(request.headers.authorization)
+    if (access === "off") return yield* new StatusUpdatesOff({ error: "Not Found" })
+    if (access === "refused") {
+      return HttpServerResponse.unsafeJson({ error: "The bearer token is missing or wrong" }, {
+        status: 401,
+        headers: { "www-authenticate": "Bearer" }
+      })
+    }
+    const update = yield* decodeBody(StatusUpdateBody)(request)
+    // only emails are ours; an update without a reference cannot be about one of them
+    if (update.reference !== null && (update.notification_type ?? "email") === "email") {
+      yield* alerts.recordDeliveryReport({
+        emailId: update.reference,
+        address: update.to,
+        source: "notify",
+        providerId: update.id,
+        status: update.status,
+        detail: null,
+        reportedAt: update.completed_at ?? update.sent_at ?? update.created_at ?? null
+      })
+    }
+    return HttpServerResponse.empty({ status: 204 })
+  }).pipe(Effect.catchTag("StoreError", Effect.die))
+
 /**
- * The handlers of the email alert endpoints (`AlertsGroup`) and its open health check (`AlertsHealthGroup`), for an
- * HttpApi made of those groups under the host's own API identifier
- * (`HttpApi.make("myhost").add(AlertsGroup).add(AlertsHealthGroup)`). Storage and job queue failures are defects
- * here: the host turns them into 503 or 500 answers.
+ * The handlers of the email alert endpoints (`AlertsGroup`), its open health check (`AlertsHealthGroup`) and Notify's
+ * status callback (`AlertsCallbacksGroup`), for an HttpApi made of those groups under the host's own API identifier
+ * (`HttpApi.make("myhost").add(AlertsGroup).add(AlertsHealthGroup).add(AlertsCallbacksGroup)`). Storage and job
+ * queue failures are defects here: the host turns them into 503 or 500 answers.
  */
 export const alertsHandlers = <ApiId extends string, E, R>(
-  api: HttpApi.HttpApi<ApiId, typeof AlertsGroup | typeof AlertsHealthGroup, E, R>
+  api: HttpApi.HttpApi<ApiId, typeof AlertsGroup | typeof AlertsHealthGroup | typeof AlertsCallbacksGroup, E, R>
 ) =>
-  Layer.merge(
+  Layer.mergeAll(
+    HttpApiBuilder.group(api, "alertsCallbacks", (handlers) =>
+      Effect.map(Alerts, (alerts) => handlers.handleRaw("statusUpdate", ({ request }) => statusUpdate(alerts, request)))),
     HttpApiBuilder.group(api, "alerts", (handlers) =>
       Effect.gen(function*() {
         const alerts = yield* Alerts

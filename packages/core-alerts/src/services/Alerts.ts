@@ -23,6 +23,9 @@ import type { Thresholds } from "../settings"
 import type { SubscriptionDetails, SubscriptionWithList } from "../storage/AlertsStore"
 import { AlertsParts } from "./AlertsParts"
 import { AUTH_TOKEN_SUBJECT, authTokenEmail, authTokenLink, signAuthToken } from "./authToken"
+import type { CallbackAccess } from "./deliveryReports"
+import { makeDeliveryReports } from "./deliveryReports"
+import type { DeliveryReport, DeliveryReportOutcome } from "../domain/deliveryStatus"
 import { authTokensThrottled } from "../domain/metrics"
 
 export interface ListRequest {
@@ -115,7 +118,8 @@ const worst = (statuses: ReadonlyArray<HealthStatus>): HealthStatus =>
 const given = (text: string | null) => text !== null && text.trim() !== ""
 
 const make = Effect.gen(function*() {
-  const { deliveryPause, emails, jobs, settings, store } = yield* AlertsParts
+  const parts = yield* AlertsParts
+  const { deliveryPause, emails, jobs, settings, store } = parts
 
   const findOrCreateList = ({ criteria, title }: ListRequest) =>
     Effect.gen(function*() {
@@ -309,6 +313,7 @@ const make = Effect.gen(function*() {
     changeFrequency,
     unsubscribe,
     sendAuthToken,
+    ...makeDeliveryReports(parts),
     health,
     workload
   }
@@ -369,6 +374,14 @@ export class Alerts extends Context.Tag("@civicstack/core-alerts/Alerts")<Alerts
   readonly sendAuthToken: (
     request: AuthTokenRequest
   ) => Effect.Effect<Subscriber, SubscriberNotFound | UnprocessableEntity | TooManyAuthTokens | StoreError>
+
+  /** Whether a status callback with this `Authorization` header may come in. */
+  readonly statusCallbackAccess: (authorization: string | undefined) => CallbackAccess
+  /**
+   * Keeps a provider's later report with its email (once; nothing for an unknown email or another address). A
+   * permanent failure ends the address's subscriptions (`non_existent_email`) and deactivates its subscriber.
+   */
+  readonly recordDeliveryReport: (report: DeliveryReport) => Effect.Effect<DeliveryReportOutcome, StoreError>
 
   readonly health: Effect.Effect<Health, StoreError>
   /** The figures `health` grades: emails and email-making jobs waiting, and how long the oldest email has waited. */

@@ -5,7 +5,11 @@ import { memoryService } from "../fixtures/backends"
 import { baseUrl, servedOver } from "./server"
 
 /** One server over memory for the whole file: a property runs many requests against it. */
-const server = ManagedRuntime.make(servedOver(memoryService({ authTokenSecret: Redacted.make("k".repeat(40)) })))
+const CALLBACK_TOKEN = "callback-token-0123456789"
+const server = ManagedRuntime.make(servedOver(memoryService({
+  authTokenSecret: Redacted.make("k".repeat(40)),
+  statusCallbackToken: Redacted.make(CALLBACK_TOKEN)
+})))
 let url = ""
 beforeAll(async () => {
   url = await server.runPromise(baseUrl)
@@ -22,7 +26,8 @@ const ENDPOINTS: ReadonlyArray<readonly [string, string]> = [
   ["POST", "/content-changes"],
   ["POST", "/subscriptions"],
   ["PATCH", "/subscribers/1"],
-  ["POST", "/subscribers/auth-token"]
+  ["POST", "/subscribers/auth-token"],
+  ["POST", "/status-updates"]
 ]
 
 /** JSON values, and objects with the endpoints' own field names holding any JSON value. */
@@ -31,7 +36,8 @@ const bodies = fc.oneof(
   fc.dictionary(
     fc.constantFrom(
       "title", "tags", "links", "subject", "body", "address", "subscriber_list_id", "subscribable_id", "frequency",
-      "new_address", "destination", "redirect", "content_id", "base_path", "public_updated_at", "urgent", "__proto__"
+      "new_address", "destination", "redirect", "content_id", "base_path", "public_updated_at", "urgent", "__proto__",
+      "id", "reference", "to", "status", "created_at", "completed_at", "sent_at", "notification_type"
     ),
     fc.jsonValue({ maxDepth: 3 })
   )
@@ -43,7 +49,7 @@ describe("any JSON body", () => {
       fc.asyncProperty(fc.constantFrom(...ENDPOINTS), bodies, async ([method, path], body) => {
         const response = await fetch(`${url}${path}`, {
           method,
-          headers: { "content-type": "application/json" },
+          headers: { "content-type": "application/json", authorization: `Bearer ${CALLBACK_TOKEN}` },
           body: JSON.stringify(body)
         })
         const text = await response.text()

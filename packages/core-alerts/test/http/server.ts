@@ -2,7 +2,7 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { invalidRequestsRefused, servedOnLoopback } from "@civicstack/kit/testing"
 import { Layer } from "effect"
-import { AlertsGroup, AlertsHealthGroup } from "../../src/api/AlertsApi"
+import { AlertsCallbacksGroup, AlertsGroup, AlertsHealthGroup } from "../../src/api/AlertsApi"
 import { alertsHandlers } from "../../src/http/handlers"
 import { layerOpenAccess } from "../../src/layers"
 import type { Alerts } from "../../src/services/Alerts"
@@ -11,7 +11,7 @@ import type { AlertsParts } from "../../src/services/AlertsParts"
 export { baseUrl } from "@civicstack/kit/testing"
 
 /** The alert endpoints under a host's own API identifier, as a host serves them. */
-const api = HttpApi.make("testhost").add(AlertsGroup).add(AlertsHealthGroup)
+const api = HttpApi.make("testhost").add(AlertsGroup).add(AlertsHealthGroup).add(AlertsCallbacksGroup)
 
 /**
  * The handlers served on 127.0.0.1 (a free port) over `service`, every caller let in, behind the host's answer to

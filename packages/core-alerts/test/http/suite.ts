@@ -708,6 +708,180 @@ export const alertsHttpSuite = (name: string, backend: ServiceBackend) =>
         ))
     })
 
+    describe("Notify's status callbacks", () => {
+      const TOKEN = "notify-callback-token-0123456789"
+      const withCallbacks = { ...SETTINGS, statusCallbackToken: Redacted.make(TOKEN) }
+      const servedWith = <A>(
+        settings: Partial<AlertsSettings>,
+        body: (url: string, send: Send) => Effect.Effect<A, unknown, AlertsParts | RecordingEmailQueue>
+      ) =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(NOW.getTime())
+          const url = yield* baseUrl
+          return yield* body(url, sender(url))
+        }).pipe(Effect.scoped, Effect.provide(servedOver(backend(settings))))
+
+      /** `authorization` null sends none. */
+      const callback = (url: string, body: unknown, authorization: string | null = `Bearer ${TOKEN}`) =>
+        Effect.promise(async () => {
+          const response = await fetch(`${url}/status-updates`, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              ...(authorization === null ? {} : { authorization })
+            },
+            body: typeof body === "string" ? body : JSON.stringify(body)
+          })
+          const text = await response.text()
+          return {
+            status: response.status,
+            challenge: response.headers.get("www-authenticate"),
+            body: text === "" ? undefined : JSON.parse(text)
+          }
+        })
+
+      /** Ann, subscribed to one list, and an email that was sent to her (as the `notify` provider references it). */
+      const sentToAnn = (send: Send) =>
+        Effect.gen(function*() {
+          yield* post(send, "/subscriber-lists", GUIDES)
+          const [subscription] = yield* subscribed(send, "ann@example.org", 1)
+          const { emailStore } = yield* AlertsParts
+          const emailId = yield* Effect.orDie(emailStore.queueEmail({ address: "ann@example.org", subject: "News", body: "x" }))
+          return { subscription: subscription!, emailId }
+        })
+
+      const update = (emailId: string | null, status: string, overrides: Record<string, unknown> = {}) => ({
+        id: "740e5834-3a29-46b4-9a6f-16142fde533a",
+        reference: emailId,
+        to: "Ann@Example.org",
+        status,
+        created_at: "2026-03-02T09:00:00.000000Z",
+        completed_at: "2026-03-02T09:01:00.000000Z",
+        sent_at: "2026-03-02T09:00:30.000000Z",
+        notification_type: "email",
+        ...overrides
+      })
+
+      const reportsOf = (emailId: string) =>
+        Effect.flatMap(AlertsParts, ({ emailStore }) => emailStore.deliveryReportsOf(emailId)).pipe(Effect.orDie)
+
+      it.effect("a permanent-failure ends every subscription of the address and deactivates its subscriber", () =>
+        servedWith(withCallbacks, (url, send) =>
+          Effect.gen(function*() {
+            const { emailId, subscription } = yield* sentToAnn(send)
+            const answer = yield* callback(url, update(emailId, "permanent-failure"))
+            expect(answer).toEqual({ status: 204, challenge: null, body: undefined })
+            const { store } = yield* AlertsParts
+            const details = yield* Effect.orDie(store.subscriptionById(subscription.id))
+            expect(details._tag === "Some" && details.value.subscription).toMatchObject({ endedReason: "non_existent_email" })
+            expect(details._tag === "Some" && details.value.subscriber.deactivatedAt).toEqual(NOW)
+            expect(yield* reportsOf(emailId)).toEqual([{
+              source: "notify",
+              providerId: "740e5834-3a29-46b4-9a6f-16142fde533a",
+              status: "permanent-failure",
+              detail: null,
+              reportedAt: new Date("2026-03-02T09:01:00.000Z"),
+              receivedAt: NOW
+            }])
+            // Notify calls again: kept once
+            expect((yield* callback(url, update(emailId, "permanent-failure"))).status).toBe(204)
+            expect(yield* reportsOf(emailId)).toHaveLength(1)
+          })
+        ))
+
+      it.effect("delivered, temporary-failure and technical-failure are kept with the email and end nothing", () =>
+        servedWith(withCallbacks, (url, send) =>
+          Effect.gen(function*() {
+            const { emailId } = yield* sentToAnn(send)
+            const before = yield* snapshot
+            for (const status of ["temporary-failure", "technical-failure", "delivered"]) {
+              expect((yield* callback(url, update(emailId, status))).status).toBe(204)
+            }
+            expect(yield* snapshot).toEqual(before)
+            expect((yield* reportsOf(emailId)).map((report) => report.status))
+              .toEqual(["temporary-failure", "technical-failure", "delivered"])
+          })
+        ))
+
+      it.effect("an unknown reference, another address or another kind of message changes nothing, and is answered 204", () =>
+        servedWith(withCallbacks, (url, send) =>
+          Effect.gen(function*() {
+            const { emailId } = yield* sentToAnn(send)
+            const before = yield* snapshot
+            const ignored = [
+              update("1b9d6bcd-bbfd-4b2d-9b5d-ab8dfbbd4bed", "permanent-failure"),
+              update("not-an-email-id", "permanent-failure"),
+              update(null, "permanent-failure"),
+              update(emailId, "permanent-failure", { to: "someone.else@example.org" }),
+              update(emailId, "permanent-failure", { notification_type: "sms" })
+            ]
+            for (const body of ignored) {
+              expect((yield* callback(url, body)).status, JSON.stringify(body)).toBe(204)
+            }
+            expect(yield* snapshot).toEqual(before)
+            expect(yield* reportsOf(emailId)).toEqual([])
+          })
+        ))
+
+      it.effect("without the right bearer token: 401 with a challenge, the body unread and nothing changed", () =>
+        servedWith(withCallbacks, (url, send) =>
+          Effect.gen(function*() {
+            const { emailId } = yield* sentToAnn(send)
+            const before = yield* snapshot
+            for (const authorization of [null, "Bearer wrong-token-0123456789", `Basic ${TOKEN}`, `Bearer ${TOKEN}x`, "Bearer"]) {
+              const answer = yield* callback(url, update(emailId, "permanent-failure"), authorization)
+              expect(answer, String(authorization)).toEqual({
+                status: 401,
+                challenge: "Bearer",
+                body: { error: "The bearer token is missing or wrong" }
+              })
+              // a bad body is not looked at either
+              expect((yield* callback(url, "not json", authorization)).status).toBe(401)
+            }
+            expect(yield* snapshot).toEqual(before)
+            expect(yield* reportsOf(emailId)).toEqual([])
+          })
+        ))
+
+      it.effect("without a token set the endpoint is off: 404, whatever is sent", () =>
+        servedWith(SETTINGS, (url, send) =>
+          Effect.gen(function*() {
+            const { emailId } = yield* sentToAnn(send)
+            const before = yield* snapshot
+            const answer = yield* callback(url, update(emailId, "permanent-failure"))
+            expect(answer).toEqual({ status: 404, challenge: null, body: { error: "Not Found" } })
+            expect(yield* snapshot).toEqual(before)
+            expect(yield* reportsOf(emailId)).toEqual([])
+          })
+        ))
+
+      it.effect("a bad body answers 400 or 422 naming the field, and changes nothing", () =>
+        servedWith(withCallbacks, (url, send) =>
+          Effect.gen(function*() {
+            const { emailId } = yield* sentToAnn(send)
+            const before = yield* snapshot
+            const bodies: ReadonlyArray<readonly [unknown, number, string]> = [
+              ["not json", 400, "body"],
+              [[], 422, ""],
+              [update(emailId, "bounced"), 422, "status"],
+              [update(emailId, "permanent-failure", { completed_at: "yesterday" }), 422, "completed_at"],
+              [update(emailId, "permanent-failure", { to: "ann\u0000@example.org" }), 422, "to"],
+              [update(emailId, "permanent-failure", { reference: 42 }), 422, "reference"],
+              [update(emailId, "permanent-failure", { id: "x".repeat(101) }), 422, "id"],
+              [{ reference: emailId, status: "permanent-failure" }, 400, ""]
+            ]
+            for (const [body, status, field] of bodies) {
+              const answer = yield* callback(url, body)
+              expect(answer.status, JSON.stringify(body)).toBe(status)
+              expect(typeof answer.body.error).toBe("string")
+              expect(answer.body.error).toContain(field)
+            }
+            expect(yield* snapshot).toEqual(before)
+            expect(yield* reportsOf(emailId)).toEqual([])
+          })
+        ))
+    })
+
     describe("bad input of every kind", () => {
       const bodies: ReadonlyArray<readonly [string, string, unknown]> = [
         ["POST", "/subscriber-lists", { raw: "not json" }],

@@ -16,6 +16,14 @@ describe("alertsConfig: the ALERTS_ section", () => {
       expect(Duration.toSeconds(config.healthThresholds.queueAge.critical)).toBe(300)
       expect(config.delivery).toEqual({ fanOutChunkConcurrency: 1 })
       expect(config.authTokenLimit).toEqual({ perAddress: 5, perCaller: 1000, window: Duration.hours(1) })
+      expect(config.statusCallbackToken).toBeUndefined()
+    }))
+
+  it.effect("reads Notify's callback token as Redacted", () =>
+    Effect.gen(function*() {
+      const config = Either.getOrThrow(yield* read({ NOTIFY_CALLBACK_BEARER_TOKEN: "callback-token-0123456789" }))
+      expect(Redacted.value(config.statusCallbackToken!)).toBe("callback-token-0123456789")
+      expect(String(config.statusCallbackToken)).not.toContain("callback-token")
     }))
 
   it.effect("reads the secret as Redacted, the issuer and the thresholds", () =>
@@ -54,7 +62,9 @@ describe("alertsConfig: the ALERTS_ section", () => {
         [{ ALERTS_AUTH_TOKENS_PER_CALLER: "0" }, "AUTH_TOKENS_PER_CALLER", "requests an hour"],
         [{ ALERTS_AUTH_TOKENS_PER_ADDRESS: "lots" }, "AUTH_TOKENS_PER_ADDRESS", "requests an hour"],
         [{ ALERTS_QUEUE_SIZE_WARNING: "30", ALERTS_QUEUE_SIZE_CRITICAL: "20" }, "QUEUE_SIZE", "must not be above"],
-        [{ ALERTS_QUEUE_AGE_WARNING_SECONDS: "400" }, "QUEUE_AGE", "must not be above"]
+        [{ ALERTS_QUEUE_AGE_WARNING_SECONDS: "400" }, "QUEUE_AGE", "must not be above"],
+        [{ NOTIFY_CALLBACK_BEARER_TOKEN: "short" }, "NOTIFY_CALLBACK_BEARER_TOKEN", "at least 16 characters"],
+        [{ NOTIFY_CALLBACK_BEARER_TOKEN: "with a space in it, long" }, "NOTIFY_CALLBACK_BEARER_TOKEN", "without spaces"]
       ]
       for (const [env, name, expected] of cases) {
         const result = yield* read(env)
