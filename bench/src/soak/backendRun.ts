@@ -86,18 +86,25 @@ const serverEnv = (sinkUrl: string) => ({
 interface Backlog {
   readonly alertsQueue: number | null
   readonly pendingChecks: number | null
+  readonly oldestJobSeconds: number | null
+}
+
+interface ReadinessAnswer {
+  readonly queues?: ReadonlyArray<{ readonly oldest_runnable_age_ms?: number | null }>
+  readonly services?: Record<string, Record<string, number | null>>
 }
 
 const readBacklog = (server: ReferenceServer): Effect.Effect<Backlog> =>
   Effect.tryPromise(async () => {
     const response = await fetch(`${server.url}/healthcheck/ready`, { signal: AbortSignal.timeout(5000) })
-    return (await response.json()) as { services?: Record<string, Record<string, number | null>> }
+    return (await response.json()) as ReadinessAnswer
   }).pipe(
-    Effect.map(({ services }) => ({
+    Effect.map(({ queues, services }) => ({
       alertsQueue: services?.alerts?.queue_size ?? null,
-      pendingChecks: services?.linkcheck?.pending_checks ?? null
+      pendingChecks: services?.linkcheck?.pending_checks ?? null,
+      oldestJobSeconds: Math.max(0, ...(queues ?? []).map((queue) => queue.oldest_runnable_age_ms ?? 0)) / 1000
     })),
-    Effect.orElseSucceed(() => ({ alertsQueue: null, pendingChecks: null }))
+    Effect.orElseSucceed(() => ({ alertsQueue: null, pendingChecks: null, oldestJobSeconds: null }))
   )
 
 const sinkEmails = (sinkUrl: string) =>
@@ -231,7 +238,9 @@ const measure = (
     const notes = [
       `after the load: ${drainSeconds.toFixed(1)} s until the backlog was drained or ${DRAIN_SECONDS} s passed; ` +
       `then alerts queue ${backlog.alertsQueue ?? "-"}, pending checks ${backlog.pendingChecks ?? "-"}`,
-      `emails at the sink: ${emails ?? "-"} of the ${expectedEmails} the accepted notifications fan out to`,
+      // a request still in flight when autocannon stopped has no answer counted, though the server may have taken it
+      `emails at the sink: ${emails ?? "-"}; the notifications answered 202 fan out to ${expectedEmails} ` +
+      `(those in flight when the load stopped may add theirs)`,
       `webhooks at the receiver: ${webhooks.arrived} of ${webhooks.accepted} accepted batches`,
       `refresh token chains: ${chains.length}, broken by an answer without a new token: ${refresh.brokenChains()}`,
       `load average (1 min) at the end: ${loadavg()[0]?.toFixed(2)}`

@@ -10,6 +10,8 @@ export interface Sample {
   /** The readiness answer's backlog figures: alert emails pending plus queued jobs, link checks pending. */
   readonly alertsQueue: number | null
   readonly pendingChecks: number | null
+  /** How long the oldest runnable job of the server's job queues (e.g. a notification's fan-out) has waited. */
+  readonly oldestJobSeconds: number | null
 }
 
 const fixed = (value: number | null, digits = 0) => (value === null ? "-" : value.toFixed(digits))
@@ -28,7 +30,8 @@ export const sampleLine = (label: string, sample: Sample) =>
     `errors ${sumOf(sample, "errors")}`,
     `RSS ${megabytes(sample.rssBytes)} MB`,
     `alerts queue ${sample.alertsQueue ?? "-"}`,
-    `pending checks ${sample.pendingChecks ?? "-"}`
+    `pending checks ${sample.pendingChecks ?? "-"}`,
+    `oldest job ${fixed(sample.oldestJobSeconds, 1)} s`
   ].join(" | ")
 
 const row = (cells: ReadonlyArray<string>) => `| ${cells.join(" | ")} |`
@@ -37,8 +40,8 @@ const row = (cells: ReadonlyArray<string>) => `| ${cells.join(" | ")} |`
 export const samplesTable = (samples: ReadonlyArray<Sample>): string => {
   const routes = samples[0]?.routes.map((route) => route.route) ?? []
   return [
-    row(["s", ...routes, "5xx (window / total)", "other non-2xx", "errors", "RSS MB", "alerts queue", "pending checks"]),
-    row(["---:", ...routes.map(() => "---:"), "---:", "---:", "---:", "---:", "---:", "---:"]),
+    row(["s", ...routes, "5xx (window / total)", "other non-2xx", "errors", "RSS MB", "alerts queue", "pending checks", "oldest job s"]),
+    row(["---:", ...routes.map(() => "---:"), "---:", "---:", "---:", "---:", "---:", "---:", "---:"]),
     ...samples.map((sample) =>
       row([
         String(Math.round(sample.elapsedSeconds)),
@@ -48,7 +51,8 @@ export const samplesTable = (samples: ReadonlyArray<Sample>): string => {
         String(sumOf(sample, "errors")),
         megabytes(sample.rssBytes),
         String(sample.alertsQueue ?? "-"),
-        String(sample.pendingChecks ?? "-")
+        String(sample.pendingChecks ?? "-"),
+        fixed(sample.oldestJobSeconds, 1)
       ])
     )
   ].join("\n")
