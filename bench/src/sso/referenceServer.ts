@@ -19,11 +19,25 @@ export interface ReferenceServer {
   readonly stop: () => Promise<void>
 }
 
+export interface ServerOptions {
+  /** `SERVICES`; `sso` when unset. */
+  readonly services?: string
+  /** More environment variables for the server (the other services' settings). */
+  readonly env?: Readonly<Record<string, string>>
+  /** A file descriptor that takes the server's stdout and stderr; this process's own when unset. */
+  readonly outputFd?: number
+}
+
 /**
- * Starts the reference server serving SSO only, in a child process, from its build when `npm run build` has made it,
- * else from its sources as `npm start` does; resolves once it answers ready (the bootstrap file applied).
+ * Starts the reference server serving SSO only (or `options.services`), in a child process, from its build when
+ * `npm run build` has made it, else from its sources as `npm start` does; resolves once it answers ready (the
+ * bootstrap file applied).
  */
-export const startReferenceServer = async (database: ServerDatabase, bootstrapFile: string): Promise<ReferenceServer> => {
+export const startReferenceServer = async (
+  database: ServerDatabase,
+  bootstrapFile: string,
+  options: ServerOptions = {}
+): Promise<ReferenceServer> => {
   const port = await freeLoopbackPort()
   const url = `http://127.0.0.1:${port}`
   const built = join(serverPackage, "dist", "cli.js")
@@ -38,13 +52,14 @@ export const startReferenceServer = async (database: ServerDatabase, bootstrapFi
       HOST: "127.0.0.1",
       PORT: String(port),
       SSO_ISSUER: url,
-      SERVICES: "sso",
+      SERVICES: options.services ?? "sso",
       LOG_LEVEL: "warning",
       SHUTDOWN_GRACE_SECONDS: "5",
       CIVICSTACK_BOOTSTRAP: bootstrapFile,
+      ...options.env,
       ...(database._tag === "Postgres" ? { DATABASE_URL: database.url } : { DATA_DIR: database.dataDir })
     },
-    stdio: ["ignore", "inherit", "inherit"]
+    stdio: ["ignore", options.outputFd ?? "inherit", options.outputFd ?? "inherit"]
   })
   let exitCode: number | null | undefined
   const exited = new Promise<void>((resolve) =>

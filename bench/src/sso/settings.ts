@@ -13,7 +13,7 @@ export interface SsoBenchSettings {
   readonly only: ReadonlySet<CaseGroup>
 }
 
-const wholeNumber = (name: string, fallback: number, minimum: number): number => {
+export const wholeNumber = (name: string, fallback: number, minimum: number): number => {
   const raw = process.env[name]
   if (raw === undefined || raw === "") return fallback
   const value = Number(raw)
