@@ -1,6 +1,7 @@
 import {
   AlertsApi,
   AuthTokenBody,
+  SubscriptionAuthTokenBody,
   ChangeAddressBody,
   ChangeFrequencyBody,
   type ContentChangeAlreadyReceived,
@@ -118,6 +119,13 @@ export interface AuthTokenRequest {
   readonly redirect?: string | undefined
 }
 
+export interface SubscriptionConfirmationRequest {
+  readonly address: string
+  /** The list's slug. */
+  readonly topicId: string
+  readonly frequency: Frequency
+}
+
 /** `created` when the service answered 201, `found` when the list already existed (200; its title is updated). */
 export interface FoundOrCreatedList {
   readonly outcome: "created" | "found"
@@ -169,6 +177,13 @@ export interface AlertsClientService {
   readonly sendAuthToken: (
     request: AuthTokenRequest
   ) => Effect.Effect<Subscriber, SubscriberNotFound | TooManyAuthTokens | CallFailure>
+  /**
+   * `POST /subscriptions/auth-token`: emails the address a link to the public site whose token holds the address,
+   * the list's slug and the frequency; nothing is stored until the site subscribes it (`subscribe`).
+   */
+  readonly sendSubscriptionAuthToken: (
+    request: SubscriptionConfirmationRequest
+  ) => Effect.Effect<void, SubscriberListNotFound | TooManyAuthTokens | CallFailure>
   /** `GET /healthcheck` (open: needs no token). */
   readonly health: () => Effect.Effect<Healthcheck, AlertsClientError>
 }
@@ -351,6 +366,15 @@ export const makeAlertsClient = (
         Effect.map(({ subscriber }) => subscriber)
       )
 
+    const sendSubscriptionAuthToken: AlertsClientService["sendSubscriptionAuthToken"] = (request) =>
+      decodeArgument(
+        SubscriptionAuthTokenBody,
+        onTheWire(request, { address: "address", topicId: "topic_id", frequency: "frequency" })
+      ).pipe(
+        Effect.flatMap((payload) => refineFailures(alerts.sendSubscriptionAuthToken({ payload }))),
+        Effect.asVoid
+      )
+
     const health: AlertsClientService["health"] = () =>
       refineFailures(alertsHealth.healthcheck()).pipe(
         // The contract has no 400 for the health check: a service that answers one is not speaking it.
@@ -379,6 +403,7 @@ export const makeAlertsClient = (
       changeFrequency,
       unsubscribe,
       sendAuthToken,
+      sendSubscriptionAuthToken,
       health
     }
   })

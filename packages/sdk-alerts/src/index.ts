@@ -36,6 +36,7 @@ export {
   type Notification,
   type Refused,
   type AuthTokenRequest,
+  type SubscriptionConfirmationRequest,
   type CallFailure,
   type SubscriberSubscriptions,
   type SubscriptionResult

@@ -5,6 +5,7 @@ import {
   AlertsClient,
   type AlertsClientService,
   type AuthTokenRequest,
+  type SubscriptionConfirmationRequest,
   type Healthcheck,
   type FoundOrCreatedList,
   type ListCriteria,
@@ -45,6 +46,7 @@ export interface AlertsPromiseClient {
   readonly changeFrequency: (id: string, frequency: Frequency) => Promise<Subscription>
   readonly unsubscribe: (id: string) => Promise<void>
   readonly sendAuthToken: (request: AuthTokenRequest) => Promise<Subscriber>
+  readonly sendSubscriptionAuthToken: (request: SubscriptionConfirmationRequest) => Promise<void>
   readonly health: () => Promise<Healthcheck>
   /** Releases the client; calls still running and calls made afterwards reject with an `AbortError` DOMException. */
   readonly close: () => Promise<void>
@@ -75,6 +77,7 @@ export const createAlertsClient = (options: CreateAlertsClientOptions): AlertsPr
     changeFrequency: (id, frequency) => run((client) => client.changeFrequency(id, frequency)),
     unsubscribe: (id) => run((client) => client.unsubscribe(id)),
     sendAuthToken: (request) => run((client) => client.sendAuthToken(request)),
+    sendSubscriptionAuthToken: (request) => run((client) => client.sendSubscriptionAuthToken(request)),
     health: () => run((client) => client.health()),
     close: runner.close
   }

@@ -424,6 +424,25 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
       }))
   })
 
+  it.effect("sends a subscription's confirmation for a known list; an unknown list is not found; a bad frequency is refused", () =>
+    Effect.gen(function*() {
+      const client = yield* AlertsClient
+      const fake = yield* FakeAlerts
+      const list = yield* newList("confirm-subscription")
+      yield* client.sendSubscriptionAuthToken({ address: "io@example.org", topicId: list.slug, frequency: "daily" })
+      const unknown = yield* Effect.flip(
+        client.sendSubscriptionAuthToken({ address: "io@example.org", topicId: "no-such-list", frequency: "daily" })
+      )
+      const badFrequency = yield* Effect.flip(
+        client.sendSubscriptionAuthToken({ address: "io@example.org", topicId: list.slug, frequency: "hourly" as "daily" })
+      )
+      expect(yield* fake.subscriptionConfirmations).toEqual([
+        { address: "io@example.org", topic_id: list.slug, frequency: "daily" }
+      ])
+      expect(unknown).toBeInstanceOf(SubscriberListNotFound)
+      expect(badFrequency).toMatchObject({ _tag: "UnprocessableEntity", details: { frequency: [expect.any(String)] } })
+    }))
+
   it.effect("health: the queue's health", () =>
     Effect.gen(function*() {
       const client = yield* AlertsClient

@@ -29,6 +29,7 @@ import {
   AuthTokenBody,
   ChangeAddressBody,
   ChangeFrequencyBody,
+  ConfirmationQueued,
   CreateNotificationBody,
   CreateSubscriberListBody,
   CreateSubscriptionBody,
@@ -40,6 +41,7 @@ import {
   SubscriberSubscriptionsResponse,
   SubscriptionCreatedResponse,
   SubscriptionDetailsResponse,
+  SubscriptionAuthTokenBody,
   SubscriptionResponse
 } from "./requests"
 import { SubscriberListQueryParams } from "./subscriberListQuery"
@@ -155,6 +157,19 @@ export class AlertsGroup extends HttpApiGroup.make("alerts")
       .setPath(SubscriptionId)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(SubscriptionNotFoundResponse)
+  )
+  .add(
+    HttpApiEndpoint.post("sendSubscriptionAuthToken", "/subscriptions/auth-token")
+      .setPayload(SubscriptionAuthTokenBody)
+      .addSuccess(json(ConfirmationQueued), { status: 200 })
+      .addError(SubscriberListNotFoundResponse)
+      .addError(TooManyAuthTokensResponse)
+      .annotate(
+        OpenApi.Description,
+        "Emails the address a link to PUBLIC_SITE_URL/email/subscriptions/authenticate?token=<JWT>, the JWT's data " +
+          "holding address, topic_id (the list's slug) and frequency. Nothing is stored: the site calls " +
+          "POST /subscriptions once the token comes back."
+      )
   )
   .add(
     HttpApiEndpoint.post("sendAuthToken", "/subscribers/auth-token")

@@ -161,6 +161,20 @@ export const AuthTokenBody = Schema.Struct({
 }).annotations({ ...everyIssue, identifier: "AuthTokenBody" })
 export type AuthTokenBody = typeof AuthTokenBody.Type
 
+/**
+ * `POST /subscriptions/auth-token`: email the address a link that confirms its subscription to the list whose slug
+ * is `topic_id`, at `frequency` (nothing is stored until the site calls `POST /subscriptions`).
+ */
+export const SubscriptionAuthTokenBody = Schema.Struct({
+  address: NonBlankText(320),
+  topic_id: NonBlankText(1000),
+  frequency: Frequency
+}).annotations({ ...everyIssue, identifier: "SubscriptionAuthTokenBody" })
+export type SubscriptionAuthTokenBody = typeof SubscriptionAuthTokenBody.Type
+
+/** The answer of `POST /subscriptions/auth-token`: the email is queued. */
+export const ConfirmationQueued = Schema.Struct({}).annotations({ identifier: "ConfirmationQueued" })
+
 export const SubscriberListResponse = Schema.Struct({ subscriber_list: SubscriberList })
 export const SubscriberResponse = Schema.Struct({ subscriber: Subscriber })
 export const SubscriptionResponse = Schema.Struct({ subscription: Subscription })

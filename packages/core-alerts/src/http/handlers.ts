@@ -6,6 +6,7 @@ import { Caller } from "@civicstack/kit/access"
 import { Effect, Layer, Schema } from "effect"
 import type { AlertsCallbacksGroup, AlertsGroup, AlertsHealthGroup } from "../api/AlertsApi"
 import { InvalidRequest, refusalOf, StatusUpdatesOff } from "../api/errors"
+import type { TooManyAuthTokens } from "../api/errors"
 import {
   AuthTokenBody,
   ChangeAddressBody,
@@ -13,7 +14,8 @@ import {
   CreateNotificationBody,
   CreateSubscriberListBody,
   CreateSubscriptionBody,
-  StatusUpdateBody
+  StatusUpdateBody,
+  SubscriptionAuthTokenBody
 } from "../api/requests"
 import { Alerts } from "../services/Alerts"
 import {
@@ -41,6 +43,13 @@ const decodeBody = <A, I>(schema: Schema.Schema<A, I>) => (request: HttpServerRe
     })
     return yield* Effect.mapError(Schema.decodeUnknown(schema)(json), refusalOf)
   })
+
+/** 429 with `Retry-After`, which the error's schema cannot carry as a header. */
+const tooManyAuthTokens = ({ error, retryAfterSeconds }: TooManyAuthTokens) =>
+  Effect.succeed(HttpServerResponse.unsafeJson({ error }, {
+    status: 429,
+    headers: { "retry-after": String(retryAfterSeconds) }
+  }))
 
 const outcome = (created: boolean) => (created ? "created" as const : "found" as const)
 
@@ -161,6 +170,20 @@ export const alertsHandlers = <ApiId extends string, E, R>(
               Effect.catchTag("StoreError", Effect.die)
             ))
           .handle("unsubscribe", ({ path }) => alerts.unsubscribe(path.id).pipe(Effect.catchTag("StoreError", Effect.die)))
+          .handleRaw("sendSubscriptionAuthToken", ({ request }) =>
+            Effect.all([decodeBody(SubscriptionAuthTokenBody)(request), Caller]).pipe(
+              Effect.flatMap(([body, caller]) =>
+                alerts.sendSubscriptionConfirmation({
+                  address: body.address,
+                  topicId: body.topic_id,
+                  frequency: body.frequency,
+                  caller: caller.uid
+                })
+              ),
+              Effect.as({}),
+              Effect.catchTag("TooManyAuthTokens", tooManyAuthTokens),
+              Effect.catchTag("StoreError", Effect.die)
+            ))
           .handleRaw("sendAuthToken", ({ request }) =>
             Effect.all([decodeBody(AuthTokenBody)(request), Caller]).pipe(
               Effect.flatMap(([body, caller]) =>
@@ -172,11 +195,7 @@ export const alertsHandlers = <ApiId extends string, E, R>(
                 })
               ),
               Effect.map((subscriber) => ({ subscriber: subscriberToWire(subscriber) })),
-              Effect.catchTag("TooManyAuthTokens", ({ error, retryAfterSeconds }) =>
-                Effect.succeed(HttpServerResponse.unsafeJson({ error }, {
-                  status: 429,
-                  headers: { "retry-after": String(retryAfterSeconds) }
-                }))),
+              Effect.catchTag("TooManyAuthTokens", tooManyAuthTokens),
               Effect.catchTag("StoreError", Effect.die)
             ))
       })),

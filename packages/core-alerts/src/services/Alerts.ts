@@ -1,32 +1,29 @@
 import type { JobQueueError } from "@civicstack/jobs"
 import { StoreError } from "@civicstack/kit"
-import { Clock, Context, Duration, Effect, Either, Layer, Metric, Option } from "effect"
-import {
-  ContentChangeAlreadyReceived,
+import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
+import { ContentChangeAlreadyReceived } from "../api/errors"
+import type {
   SubscriberListNotFound,
   SubscriberNotFound,
   SubscriptionNotFound,
   TooManyAuthTokens,
   UnprocessableEntity
 } from "../api/errors"
-import { isSitePath, SITE_PATH_PROBLEM } from "../api/requests"
 import type { HealthStatus } from "../api/requests"
-import { unstorableTextProblem } from "../api/text"
-import { normaliseAddress } from "../domain/address"
 import type { EmailAddress } from "../domain/address"
 import { hasCriteria } from "../domain/criteria"
 import type { ListCriteria } from "../domain/criteria"
 import { fanOutJob } from "../domain/jobs"
-import { MAX_SLUG_LENGTH } from "../domain/slug"
 import type { Frequency, NewNotification, Notification, Subscriber, SubscriberList, Subscription } from "../domain/records"
 import type { Thresholds } from "../settings"
 import type { SubscriptionDetails, SubscriptionWithList } from "../storage/AlertsStore"
 import { AlertsParts } from "./AlertsParts"
-import { AUTH_TOKEN_SUBJECT, authTokenEmail, authTokenLink, signAuthToken } from "./authToken"
+import type { AuthTokenRequest, SubscriptionConfirmationRequest } from "./confirmations"
+import { makeConfirmations } from "./confirmations"
+import { checkedAddress, isSlug, listNotFound, orFail, refused, subscriberNotFound, subscriptionNotFound } from "./refusals"
 import type { CallbackAccess } from "./deliveryReports"
 import { makeDeliveryReports } from "./deliveryReports"
 import type { DeliveryReport, DeliveryReportOutcome } from "../domain/deliveryStatus"
-import { authTokensThrottled } from "../domain/metrics"
 
 export interface ListRequest {
   readonly title: string
@@ -45,15 +42,7 @@ export interface SubscribeRequest {
   readonly frequency: Frequency
 }
 
-export interface AuthTokenRequest {
-  readonly address: string
-  /** A path on the public site (`/email/manage?x=1`); the link goes there with `token` added to its query. */
-  readonly destination: string
-  /** A path on the public site for after authenticating; carried in the token. */
-  readonly redirect?: string | null | undefined
-  /** Who asks (`Caller`'s uid): each caller's requests count against `authTokenLimit.perCaller`. */
-  readonly caller: string
-}
+export type { AuthTokenRequest, SubscriptionConfirmationRequest } from "./confirmations"
 
 export interface SubscriberSubscriptions {
   readonly subscriber: Subscriber
@@ -84,29 +73,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** Ids are positive safe integers: any other number names nothing, and is never sent to the database. */
 const isRecordId = (id: number) => Number.isSafeInteger(id) && id > 0
-
-/** Whether `slug` could be one: text a database cannot hold, or longer than any slug, is never looked up. */
-const isSlug = (slug: string) => slug.length <= MAX_SLUG_LENGTH && unstorableTextProblem(slug) === undefined
-
-const listNotFound = new SubscriberListNotFound({ error: "Could not find the subscriber list" })
-const subscriberNotFound = new SubscriberNotFound({ error: "Could not find the subscriber" })
-const subscriptionNotFound = new SubscriptionNotFound({ error: "Could not find the subscription" })
-
-/** A 422 naming each refused field with what is wrong with it. */
-const refused = (problems: Record<string, string>) =>
-  new UnprocessableEntity({
-    error: Object.entries(problems).map(([field, problem]) => `${field}: ${problem}`).join(", "),
-    details: Object.fromEntries(Object.entries(problems).map(([field, problem]) => [field, [problem]]))
-  })
-
-const checkedAddress = (field: string, address: string): Effect.Effect<EmailAddress, UnprocessableEntity> =>
-  Either.match(normaliseAddress(address), {
-    onLeft: (invalid) => Effect.fail(refused({ [field]: invalid.problem })),
-    onRight: Effect.succeed
-  })
-
-const orFail = <A, E>(error: E) => (option: Option.Option<A>): Effect.Effect<A, E> =>
-  Option.match(option, { onNone: () => Effect.fail(error), onSome: Effect.succeed })
 
 const statusOf = <A>(value: A, thresholds: Thresholds<A>, atLeast: (a: A, b: A) => boolean): HealthStatus =>
   atLeast(value, thresholds.critical) ? "critical" : atLeast(value, thresholds.warning) ? "warning" : "ok"
@@ -229,54 +195,6 @@ const make = Effect.gen(function*() {
       ? store.endSubscription(id.toLowerCase(), "unsubscribed").pipe(Effect.flatMap(orFail(subscriptionNotFound)), Effect.asVoid)
       : Effect.fail(subscriptionNotFound)
 
-  /** Whole seconds, at least one, until `instant`: a `Retry-After`. */
-  const secondsUntil = (instant: Date) =>
-    Effect.map(Clock.currentTimeMillis, (at) => Math.max(1, Math.ceil((instant.getTime() - at) / 1000)))
-
-  const sendAuthToken = ({ address, caller, destination, redirect }: AuthTokenRequest) =>
-    Effect.gen(function*() {
-      const checked = yield* checkedAddress("address", address)
-      const badPaths = Object.fromEntries(
-        [["destination", destination] as const, ["redirect", redirect ?? null] as const]
-          .filter(([, path]) => path !== null && !isSitePath(path))
-          .map(([field]) => [field, SITE_PATH_PROBLEM])
-      )
-      if (Object.keys(badPaths).length > 0) return yield* refused(badPaths)
-      const { perAddress, perCaller, window } = settings.authTokenLimit
-      const callers = yield* store.useAllowance(`auth-token:${caller}`, perCaller, window)
-      if (!callers.granted) {
-        yield* Metric.increment(Metric.tagged(authTokensThrottled, "limit", "caller"))
-        return yield* new TooManyAuthTokens({
-          error: `This caller asked for ${perCaller} emails to confirm addresses within ${Duration.format(window)}; try again later`,
-          retryAfterSeconds: yield* secondsUntil(callers.renewsAt)
-        })
-      }
-      return yield* store.transaction(Effect.gen(function*() {
-        const found = yield* Effect.flatMap(store.subscriberByAddress(checked), orFail(subscriberNotFound))
-        // requests for one address count one after another, each seeing the emails of those before it
-        yield* store.lockSubscriber(found.id)
-        const at = yield* Clock.currentTimeMillis
-        const recent = yield* emails.queuedSince(found.address, AUTH_TOKEN_SUBJECT, new Date(at - Duration.toMillis(window)))
-        if (recent.count >= perAddress && recent.oldest !== null) {
-          yield* Metric.increment(Metric.tagged(authTokensThrottled, "limit", "address"))
-          return yield* new TooManyAuthTokens({
-            error: `This address was sent ${perAddress} emails to confirm it within ${Duration.format(window)}; try again later`,
-            retryAfterSeconds: yield* secondsUntil(new Date(recent.oldest.getTime() + Duration.toMillis(window)))
-          })
-        }
-        const subscriber = Option.getOrElse(yield* store.reactivateSubscriber(found.id), () => found)
-        const issuedAt = Math.floor(at / 1000)
-        const token = yield* Effect.promise(() =>
-          signAuthToken(
-            { subscriberId: subscriber.id, redirect: redirect ?? null, issuer: settings.authTokenIssuer, issuedAt },
-            settings.authTokenSecret
-          )
-        )
-        yield* emails.queue(authTokenEmail(subscriber.address, authTokenLink(settings.publicSiteUrl, destination, token)))
-        return subscriber
-      }))
-    })
-
   const workload = Effect.gen(function*() {
     const figures = yield* emails.figures
     const now = yield* Clock.currentTimeMillis
@@ -312,7 +230,7 @@ const make = Effect.gen(function*() {
     subscription,
     changeFrequency,
     unsubscribe,
-    sendAuthToken,
+    ...makeConfirmations(parts),
     ...makeDeliveryReports(parts),
     health,
     workload
@@ -374,6 +292,15 @@ export class Alerts extends Context.Tag("@civicstack/core-alerts/Alerts")<Alerts
   readonly sendAuthToken: (
     request: AuthTokenRequest
   ) => Effect.Effect<Subscriber, SubscriberNotFound | UnprocessableEntity | TooManyAuthTokens | StoreError>
+  /**
+   * Queues an email asking the address's owner to confirm a subscription to the list (by slug) at `frequency`, with
+   * a link to the public site whose JWT holds all three; nothing else is stored. Counted with `sendAuthToken`'s
+   * requests against the caller's limit, and refused when the address was sent `authTokenLimit.perAddress` of them
+   * lately.
+   */
+  readonly sendSubscriptionConfirmation: (
+    request: SubscriptionConfirmationRequest
+  ) => Effect.Effect<void, SubscriberListNotFound | UnprocessableEntity | TooManyAuthTokens | StoreError>
 
   /** Whether a status callback with this `Authorization` header may come in. */
   readonly statusCallbackAccess: (authorization: string | undefined) => CallbackAccess

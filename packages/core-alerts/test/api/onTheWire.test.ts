@@ -60,7 +60,8 @@ const StandIns = HttpApiBuilder.group(AlertsApi, "alerts", (handlers) =>
     .handle("getSubscription", () => Effect.fail(new SubscriptionNotFound({ error: "Could not find the subscription" })))
     .handle("changeSubscriptionFrequency", () => notHere)
     .handle("unsubscribe", () => Effect.void)
-    .handle("sendAuthToken", () => notHere))
+    .handle("sendAuthToken", () => notHere)
+    .handle("sendSubscriptionAuthToken", () => notHere))
 
 const HealthStandIn = HttpApiBuilder.group(AlertsApi, "alertsHealth", (handlers) => handlers.handle("healthcheck", () => notHere))
 

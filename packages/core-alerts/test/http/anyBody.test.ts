@@ -27,7 +27,8 @@ const ENDPOINTS: ReadonlyArray<readonly [string, string]> = [
   ["POST", "/subscriptions"],
   ["PATCH", "/subscribers/1"],
   ["POST", "/subscribers/auth-token"],
-  ["POST", "/status-updates"]
+  ["POST", "/status-updates"],
+  ["POST", "/subscriptions/auth-token"]
 ]
 
 /** JSON values, and objects with the endpoints' own field names holding any JSON value. */
@@ -37,7 +38,7 @@ const bodies = fc.oneof(
     fc.constantFrom(
       "title", "tags", "links", "subject", "body", "address", "subscriber_list_id", "subscribable_id", "frequency",
       "new_address", "destination", "redirect", "content_id", "base_path", "public_updated_at", "urgent", "__proto__",
-      "id", "reference", "to", "status", "created_at", "completed_at", "sent_at", "notification_type"
+      "id", "reference", "to", "status", "created_at", "completed_at", "sent_at", "notification_type", "topic_id"
     ),
     fc.jsonValue({ maxDepth: 3 })
   )

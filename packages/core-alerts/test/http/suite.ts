@@ -708,6 +708,92 @@ export const alertsHttpSuite = (name: string, backend: ServiceBackend) =>
         ))
     })
 
+    describe("subscriptions confirmed by email", () => {
+      /** The list Guides, whose slug is `guides`. */
+      const guides = (send: Send) =>
+        Effect.map(post(send, "/subscriber-lists", GUIDES), (answer) => answer.body.subscriber_list.slug as string)
+
+      it.effect("POST /subscriptions/auth-token answers 200 and emails a link whose JWT holds the address, list and frequency; nothing is stored", () =>
+        served((send) =>
+          Effect.gen(function*() {
+            const slug = yield* guides(send)
+            const before = yield* snapshot
+            const answer = yield* post(send, "/subscriptions/auth-token", {
+              address: "ANN@example.org",
+              topic_id: slug,
+              frequency: "weekly"
+            })
+            expect(answer.status).toBe(200)
+            expect(answer.body).toEqual({})
+
+            const { emails: queued, ...stored } = yield* snapshot
+            const { emails: _before, ...storedBefore } = before
+            expect(stored).toEqual(storedBefore)
+            expect(queued).toHaveLength(1)
+            const [email] = queued
+            expect(email!.address).toBe("ann@example.org")
+            expect(email!.subject).toBe("Confirm that you want to get emails")
+            expect(email!.body).toContain('"Guides"')
+            expect(email!.body).toContain("once a week")
+            const link = /\((https:[^)]+)\)/.exec(email!.body)?.[1]
+            expect(link).toMatch(new RegExp(`^${SITE}/email/subscriptions/authenticate\\?token=[\\w.-]+$`))
+            const { payload, protectedHeader } = yield* Effect.promise(() =>
+              jwtVerify(new URL(link!).searchParams.get("token")!, new TextEncoder().encode(SECRET), {
+                currentDate: NOW,
+                issuer: "alerts-under-test"
+              })
+            )
+            expect(protectedHeader.alg).toBe("HS256")
+            expect(payload).toEqual({
+              data: { address: "ann@example.org", topic_id: slug, frequency: "weekly" },
+              iat: NOW.getTime() / 1000,
+              exp: NOW.getTime() / 1000 + 7 * 24 * 3600,
+              iss: "alerts-under-test"
+            })
+          })
+        ))
+
+      it.effect("an unknown list is 404; a bad address or frequency 422; a missing field 400; each changes nothing", () =>
+        served((send) =>
+          Effect.gen(function*() {
+            const slug = yield* guides(send)
+            yield* expectRefused(() => post(send, "/subscriptions/auth-token", { address: "ann@example.org", topic_id: "news", frequency: "daily" }), 404)
+            yield* expectRefused(
+              () => post(send, "/subscriptions/auth-token", { address: "not an address", topic_id: slug, frequency: "daily" }),
+              422,
+              ["address"]
+            )
+            yield* expectRefused(
+              () => post(send, "/subscriptions/auth-token", { address: "ann@example.org", topic_id: slug, frequency: "hourly" }),
+              422,
+              ["frequency"]
+            )
+            yield* expectRefused(() => post(send, "/subscriptions/auth-token", { address: "ann@example.org", topic_id: slug }), 400, ["frequency"])
+            yield* expectRefused(
+              () => post(send, "/subscriptions/auth-token", { address: "ann@example.org", topic_id: "x".repeat(1001), frequency: "daily" }),
+              422,
+              ["topic_id"]
+            )
+          })
+        ))
+
+      it.effect("5 confirmations an hour to one address, then 429 with Retry-After and nothing sent", () =>
+        served((send) =>
+          Effect.gen(function*() {
+            const slug = yield* guides(send)
+            const ask = (address: string) => post(send, "/subscriptions/auth-token", { address, topic_id: slug, frequency: "daily" })
+            for (let request = 0; request < 5; request++) expect((yield* ask("ann@example.org")).status).toBe(200)
+            const refused = yield* ask("Ann@Example.org")
+            expect(refused.status).toBe(429)
+            expect(Number(refused.retryAfter)).toBe(3600)
+            expect((yield* ask("bob@example.org")).status).toBe(200)
+            expect(yield* Effect.map(snapshot, (state) => state.emails.length)).toBe(6)
+            yield* TestClock.adjust(Duration.hours(1))
+            expect((yield* ask("ann@example.org")).status).toBe(200)
+          })
+        ))
+    })
+
     describe("Notify's status callbacks", () => {
       const TOKEN = "notify-callback-token-0123456789"
       const withCallbacks = { ...SETTINGS, statusCallbackToken: Redacted.make(TOKEN) }
@@ -902,7 +988,10 @@ export const alertsHttpSuite = (name: string, backend: ServiceBackend) =>
         ["PATCH", "/subscriptions/SUBSCRIPTION", { raw: "" }],
         ["PATCH", "/subscriptions/SUBSCRIPTION", { frequency: 1 }],
         ["POST", "/subscribers/auth-token", { raw: "nope" }],
-        ["POST", "/subscribers/auth-token", { address: "ann@example.org", destination: 5 }]
+        ["POST", "/subscribers/auth-token", { address: "ann@example.org", destination: 5 }],
+        ["POST", "/subscriptions/auth-token", { raw: "[" }],
+        ["POST", "/subscriptions/auth-token", { address: "ann@example.org", topic_id: ["guides"], frequency: "daily" }],
+        ["POST", "/subscriptions/auth-token", { address: "ann@example.org\u0000", topic_id: "guides", frequency: "daily" }]
       ]
 
       it.effect("answers 4xx in the JSON envelope and changes nothing", () =>

@@ -18,7 +18,8 @@ import {
   SubscriptionDetails,
   SubscriptionNotFound,
   SubscriptionWithList,
-  UnprocessableEntity
+  UnprocessableEntity,
+  type SubscriptionAuthTokenBody
 } from "@civicstack/core-alerts/api"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { baseUrl, fakeTokenAccess, servedOnLoopback } from "@civicstack/kit/testing"
@@ -93,6 +94,7 @@ export class FakeAlerts extends Effect.Service<FakeAlerts>()("test/FakeAlerts", 
     const notifications: Array<ReceivedNotification> = []
     const seenContentChanges = new Set<string>()
     const authTokens: Array<ReceivedAuthToken> = []
+    const subscriptionConfirmations: Array<SubscriptionAuthTokenBody> = []
     const listQueries: Array<SubscriberListQuery> = []
 
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
@@ -326,6 +328,12 @@ export class FakeAlerts extends Effect.Service<FakeAlerts>()("test/FakeAlerts", 
         return { subscriber }
       })
 
+    const sendSubscriptionAuthToken = (body: SubscriptionAuthTokenBody) =>
+      Effect.map(getSubscriberList(body.topic_id), () => {
+        subscriptionConfirmations.push(body)
+        return {}
+      })
+
     const healthcheck = Effect.sync(() => {
       const queueSize: HealthStatus = notifications.length >= QUEUE_WARNING_SIZE ? "warning" : "ok"
       return { checks: { queue_size: { status: queueSize }, queue_age: { status: "ok" as const } }, status: queueSize }
@@ -346,7 +354,9 @@ export class FakeAlerts extends Effect.Service<FakeAlerts>()("test/FakeAlerts", 
       sendAuthToken,
       healthcheck,
       notifications: Effect.sync(() => [...notifications]),
+      sendSubscriptionAuthToken,
       authTokens: Effect.sync(() => [...authTokens]),
+      subscriptionConfirmations: Effect.sync(() => [...subscriptionConfirmations]),
       listQueries: Effect.sync(() => [...listQueries]),
       subscriberWith
     }
@@ -370,6 +380,7 @@ const FakeAlertsHandlers = HttpApiBuilder.group(AlertsApi, "alerts", (handlers) 
       .handle("changeSubscriptionFrequency", ({ path, payload }) => fake.changeSubscriptionFrequency(path.id, payload.frequency))
       .handle("unsubscribe", ({ path }) => fake.unsubscribe(path.id))
       .handle("sendAuthToken", ({ payload }) => fake.sendAuthToken(payload.address, payload.destination, payload.redirect))
+      .handle("sendSubscriptionAuthToken", ({ payload }) => fake.sendSubscriptionAuthToken(payload))
   }))
 
 const FakeAlertsHealthHandlers = HttpApiBuilder.group(AlertsApi, "alertsHealth", (handlers) =>
