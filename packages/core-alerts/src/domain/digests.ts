@@ -61,6 +61,25 @@ export const lastDigestWindow = (frequency: DigestFrequency, now: Date, timeZone
   return { frequency, start, end }
 }
 
+/**
+ * The windows of `frequency` that ended after `after` and at or before `now`, oldest first: those whose digests are
+ * due. With nothing run before (`after` null), only the last one.
+ */
+export const digestWindowsDue = (
+  frequency: DigestFrequency,
+  after: Date | null,
+  now: Date,
+  timeZone: string
+): ReadonlyArray<DigestWindow> => {
+  const last = lastDigestWindow(frequency, now, timeZone)
+  if (after === null) return [last]
+  const due: Array<DigestWindow> = []
+  for (let window = last; window.end.getTime() > after.getTime(); window = lastDigestWindow(frequency, window.start, timeZone)) {
+    due.push(window)
+  }
+  return due.reverse()
+}
+
 const digestSubject = (frequency: DigestFrequency) =>
   frequency === "daily" ? "Your daily update" : "Your weekly update"
 

@@ -3,7 +3,7 @@ import type { Duration, Effect, Option } from "effect"
 import type { StoreError } from "@civicstack/kit"
 import type { SharedEmailContent } from "../domain/compose"
 import type { DeliveryReport, DeliveryReportOutcome, StoredDeliveryReport } from "../domain/deliveryStatus"
-import type { DigestEntry, DigestRun, DigestWindow, NewDigestEmail } from "../domain/digests"
+import type { DigestEntry, DigestFrequency, DigestRun, DigestWindow, NewDigestEmail } from "../domain/digests"
 import type { Notification } from "../domain/records"
 import type { Retention } from "../settings"
 
@@ -165,6 +165,8 @@ export class EmailStore extends Context.Tag("@civicstack/core-alerts/EmailStore"
   /** The run of this frequency and window end: the one recorded before, or a new one. */
   readonly startDigestRun: (window: DigestWindow) => Effect.Effect<DigestRun, StoreError>
   readonly completeDigestRun: (id: string) => Effect.Effect<void, StoreError>
+  /** The runs of `frequency` not completed, and the latest run whether completed or not; oldest window first. */
+  readonly digestRunsToResume: (frequency: DigestFrequency) => Effect.Effect<ReadonlyArray<DigestRun>, StoreError>
   /** The notifications recorded in the window (matched or not), oldest first. */
   readonly notificationsIn: (window: DigestWindow) => Effect.Effect<ReadonlyArray<Notification>, StoreError>
   /** The window's entries for active subscribers with an id in the range; in no particular order. */

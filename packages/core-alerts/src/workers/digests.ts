@@ -2,8 +2,8 @@ import { runWorker } from "@civicstack/jobs"
 import type { RecurringSchedule } from "@civicstack/jobs"
 import { now as currentDate } from "@civicstack/kit"
 import { Effect, Metric } from "effect"
-import type { DigestEntry, DigestFrequency } from "../domain/digests"
-import { composeDigest, lastDigestWindow } from "../domain/digests"
+import type { DigestEntry, DigestFrequency, DigestWindow } from "../domain/digests"
+import { composeDigest, digestWindowsDue } from "../domain/digests"
 import { digestJob } from "../domain/jobs"
 import type { DeliverySettings } from "../settings"
 import { EmailStore } from "../storage/EmailStore"
@@ -11,8 +11,6 @@ import { emailsQueued, jobsDone } from "../domain/metrics"
 
 /** When each digest is sent: half an hour after its window ends. */
 const SENDING_TIMES: Record<DigestFrequency, string> = { daily: "30 8 * * *", weekly: "30 8 * * 6" }
-/** A window that ended longer ago than this is not sent any more (e.g. when a job runs late after a long outage). */
-const LATEST_SENDING_MILLIS = 24 * 60 * 60 * 1000
 
 export const digestSchedules = (settings: DeliverySettings): ReadonlyArray<RecurringSchedule<any, any>> =>
   (["daily", "weekly"] as const).map((frequency) => ({
@@ -24,16 +22,14 @@ export const digestSchedules = (settings: DeliverySettings): ReadonlyArray<Recur
   }))
 
 /**
- * Sends the digests of the window of `frequency` that ended last, unless it ended more than a day ago: one email per
- * subscriber with anything in it. The run is recorded once per window; a run that completed sends nothing again, and one that stopped half-way carries on
- * without writing a second email to anyone. Returns how many emails it created.
+ * The digests of one window: one email per subscriber with anything in it. The run is recorded once per window; a
+ * run that completed sends nothing again, and one that stopped half-way carries on without writing a second email to
+ * anyone. Returns how many emails it created.
  */
-export const sendDigests = (frequency: DigestFrequency, settings: DeliverySettings) =>
+const sendDigestsOf = (window: DigestWindow, settings: DeliverySettings) =>
   Effect.gen(function*() {
     const emails = yield* EmailStore
-    const now = yield* currentDate
-    const window = lastDigestWindow(frequency, now, settings.scheduleTimeZone)
-    if (now.getTime() - window.end.getTime() > LATEST_SENDING_MILLIS) return 0
+    const { frequency } = window
     const run = yield* emails.startDigestRun(window)
     if (run.completedAt !== null) return 0
     const notifications = new Map((yield* emails.notificationsIn(window)).map((n) => [n.id, n] as const))
@@ -57,6 +53,26 @@ export const sendDigests = (frequency: DigestFrequency, settings: DeliverySettin
     yield* Metric.incrementBy(Metric.tagged(emailsQueued, "kind", frequency), created)
     yield* Metric.increment(Metric.tagged(jobsDone, "kind", `${frequency}_digest`))
     yield* Effect.logInfo(`The ${frequency} digest to ${window.end.toISOString()}: ${created} email(s)`)
+    return created
+  })
+
+/**
+ * Sends the digests of every window of `frequency` that is due and was not sent, however late, oldest first, each
+ * with its own window's content: the runs that stopped half-way, then each window that ended after the latest run
+ * (after an outage, all those it missed). With no run recorded yet, only the last window. Returns how many emails it
+ * created.
+ */
+export const sendDigests = (frequency: DigestFrequency, settings: DeliverySettings) =>
+  Effect.gen(function*() {
+    const emails = yield* EmailStore
+    const now = yield* currentDate
+    const runs = yield* emails.digestRunsToResume(frequency)
+    const windows = [
+      ...runs.filter((run) => run.completedAt === null),
+      ...digestWindowsDue(frequency, runs.at(-1)?.end ?? null, now, settings.scheduleTimeZone)
+    ]
+    let created = 0
+    for (const window of windows) created += yield* sendDigestsOf(window, settings)
     return created
   })
 

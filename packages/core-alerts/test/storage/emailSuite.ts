@@ -482,6 +482,24 @@ export const emailStoreSuite = (
         expect(unmatched.id).toBeDefined()
       }))
 
+      test("the runs to resume: every one not completed, and the latest", Effect.gen(function*() {
+        const emails = yield* EmailStore
+        const day = (n: number) => ({ frequency: "daily" as const, start: at(n * 86_400), end: at((n + 1) * 86_400) })
+        expect(yield* emails.digestRunsToResume("daily")).toEqual([])
+        const first = yield* emails.startDigestRun(day(0))
+        const stopped = yield* emails.startDigestRun(day(1))
+        const latest = yield* emails.startDigestRun(day(2))
+        yield* emails.startDigestRun({ frequency: "weekly", start: at(0), end: at(7 * 86_400) })
+        yield* emails.completeDigestRun(first.id)
+        yield* emails.completeDigestRun(latest.id)
+        const resume = yield* emails.digestRunsToResume("daily")
+        expect(resume.map((run) => [run.id, run.start, run.end])).toEqual([
+          [stopped.id, day(1).start, day(1).end],
+          [latest.id, day(2).start, day(2).end]
+        ])
+        expect(resume[1]!.completedAt).not.toBeNull()
+      }))
+
       test("a digest run writes one email per subscriber, however often it is asked", Effect.gen(function*() {
         const emails = yield* EmailStore
         const tax = yield* topicList("Tax", "tax")

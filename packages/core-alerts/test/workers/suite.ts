@@ -257,7 +257,7 @@ export const workerSuite = (name: string, backend: () => Layer.Layer<EmailStore 
       yield* TestClock.setTime(new Date("2024-03-01T08:30:00Z").getTime())
       expect(yield* sendDigests("daily", settings)).toBe(1)
       expect(yield* sendDigests("daily", settings)).toBe(0)
-      // the last weekly window ended on Saturday 24 February: too long ago to send now
+      // the last weekly window, to Saturday 24 February, holds none of them
       expect(yield* sendDigests("weekly", settings)).toBe(0)
       const run = yield* emails.startDigestRun({
         frequency: "daily",
@@ -303,6 +303,51 @@ export const workerSuite = (name: string, backend: () => Layer.Layer<EmailStore 
         subscriptionIds: [bob.subscriptions[0]!.id]
       })
       expect(bobs!.body!.match(/^### /gm)).toHaveLength(3)
+    }))
+
+    test("digests missed while the workers were down are each sent once, late, with their own window's content", Effect.gen(function*() {
+      const alerts = yield* AlertsStore
+      const emails = yield* EmailStore
+      const tax = yield* topicList("Tax", "tax")
+      yield* subscriberTo("ada@example.com", [tax.id], "daily")
+      yield* subscriberTo("bob@example.com", [tax.id], "weekly")
+      const notify = (when: string, subject: string) =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(new Date(when).getTime())
+          const notification = yield* alerts.insertNotification(
+            aNotification({ subject, body: `About ${subject}.`, tags: new Map([["topics", ["tax"]]]) })
+          )
+          // records the lists it matched, which digests read
+          yield* fanOutNotification(notification.id, settings)
+        })
+      // Monday 4 March, 08:30: the digests of the window to 08:00 go out, then the workers stop
+      yield* notify("2024-03-03T12:00:00Z", "Sunday")
+      yield* TestClock.setTime(new Date("2024-03-04T08:30:00Z").getTime())
+      expect(yield* sendDigests("daily", settings)).toBe(1)
+      expect(yield* sendDigests("weekly", settings)).toBe(0)
+      yield* notify("2024-03-04T12:00:00Z", "Monday")
+      yield* notify("2024-03-06T12:00:00Z", "Wednesday")
+      yield* notify("2024-03-09T12:00:00Z", "Saturday noon")
+
+      // Sunday 10 March, 20:00: back after six days; the windows to Tuesday, Wednesday, Thursday, Friday, Saturday
+      // and Sunday 08:00 are each run, and the week to Saturday 9 March 08:00 too
+      yield* TestClock.setTime(new Date("2024-03-10T20:00:00Z").getTime())
+      expect(yield* sendDigests("daily", settings)).toBe(3)
+      expect(yield* sendDigests("weekly", settings)).toBe(1)
+      expect(yield* sendDigests("daily", settings)).toBe(0)
+      expect(yield* sendDigests("weekly", settings)).toBe(0)
+
+      const digestOf = (frequency: "daily" | "weekly", start: string, end: string) =>
+        Effect.flatMap(emails.startDigestRun({ frequency, start: new Date(start), end: new Date(end) }), (run) =>
+          emails.emailsOfDigestRun(run.id))
+      const bodies = (found: ReadonlyArray<{ readonly body: string | null }>) =>
+        found.map((email) => email.body!.match(/^### .*$/gm))
+      expect(bodies(yield* digestOf("daily", "2024-03-04T08:00:00Z", "2024-03-05T08:00:00Z"))).toEqual([["### Monday"]])
+      expect(bodies(yield* digestOf("daily", "2024-03-05T08:00:00Z", "2024-03-06T08:00:00Z"))).toEqual([])
+      expect(bodies(yield* digestOf("daily", "2024-03-06T08:00:00Z", "2024-03-07T08:00:00Z"))).toEqual([["### Wednesday"]])
+      expect(bodies(yield* digestOf("daily", "2024-03-09T08:00:00Z", "2024-03-10T08:00:00Z"))).toEqual([["### Saturday noon"]])
+      expect(bodies(yield* digestOf("weekly", "2024-03-02T08:00:00Z", "2024-03-09T08:00:00Z")))
+        .toEqual([["### Sunday", "### Monday", "### Wednesday"]])
     }))
 
     test("what the provider took is marked sent within the flush interval while another send of the batch is slow; stopping lets that send finish", Effect.gen(function*() {

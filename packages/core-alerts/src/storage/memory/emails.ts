@@ -330,6 +330,11 @@ const makeMemoryEmailStore = Effect.gen(function*() {
         const index = digestRuns.findIndex((run) => run.id === id)
         if (index >= 0 && digestRuns[index]!.completedAt === null) digestRuns[index] = { ...digestRuns[index]!, completedAt: at }
       }),
+    digestRunsToResume: (frequency) =>
+      Effect.sync(() => {
+        const runs = digestRuns.filter((run) => run.frequency === frequency).sort((a, b) => a.end.getTime() - b.end.getTime())
+        return runs.filter((run, index) => run.completedAt === null || index === runs.length - 1)
+      }),
     notificationsIn: ({ end, start }) =>
       Effect.sync(() =>
         tables.notifications

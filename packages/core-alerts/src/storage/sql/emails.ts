@@ -565,6 +565,16 @@ const makeSqlEmailStore = Effect.gen(function*() {
         sql`UPDATE alerts.digest_runs SET completed_at = ${iso(at)}::timestamptz WHERE id = ${id} AND completed_at IS NULL`
           .pipe(Effect.asVoid, Effect.mapError(storeError("completeDigestRun")))),
 
+    digestRunsToResume: (frequency) =>
+      Effect.map(
+        rows("digestRunsToResume", DigestRunRow, sql`
+          SELECT id, frequency, window_start, window_end, completed_at FROM alerts.digest_runs
+          WHERE frequency = ${frequency} AND (completed_at IS NULL
+            OR window_end = (SELECT max(window_end) FROM alerts.digest_runs WHERE frequency = ${frequency}))
+          ORDER BY window_end`),
+        (found) => found.map(toDigestRun)
+      ),
+
     notificationsIn: ({ end, start }) =>
       Effect.map(
         rows("notificationsIn", NotificationRow, sql`
