@@ -137,6 +137,12 @@ export class JobQueue extends Context.Tag("@civicstack/jobs/JobQueue")<JobQueue,
   readonly endAllLeases: Effect.Effect<number, JobQueueError>
   /** Signals that new work may be available on `queue` (local enqueues and, on SQL with `listen`, other copies). */
   readonly wakeups: (queue: string) => Stream.Stream<void>
+  /**
+   * Wakes the `wakeups(name)` subscribers of this copy and, on SQL, of every copy that listens on the database, as an
+   * enqueue on a queue of that name would: for work kept outside the job queue (rows of a service's own). Inside the
+   * caller's transaction on SQL, the other copies are woken at its commit.
+   */
+  readonly signal: (name: string) => Effect.Effect<void, JobQueueError>
 
   /** Moves dead jobs back to queued with fresh attempts; returns how many. */
   readonly retryDead: (queue?: string) => Effect.Effect<number, JobQueueError>

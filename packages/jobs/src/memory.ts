@@ -306,6 +306,7 @@ export const layerMemory: Layer.Layer<JobQueue> = Layer.effect(
           Stream.filter((enqueuedQueue) => enqueuedQueue === queue),
           Stream.as(undefined)
         ),
+      signal: (name) => Effect.asVoid(PubSub.publish(enqueuedQueues, name)),
       retryDead: (queue) => withNow((now) => store.retryDead(queue, now)),
       listDead: (queue, limit) => Effect.sync(() => store.listDead(queue, limit)),
       ensureSchedule: (name, slot) => Effect.sync(() => store.ensureSchedule(name, slot.getTime())),

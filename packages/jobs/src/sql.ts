@@ -541,6 +541,15 @@ export const layerSql = (options: SqlLayerOptions = {}): Layer.Layer<JobQueue, n
             Stream.onStart(startListening)
           ),
 
+        signal: (name) =>
+          Effect.flatMap(Effect.serviceOption(TransactionConnection), (transaction) =>
+            Option.isNone(transaction)
+              ? publishEnqueued(name)
+              : execute("notify other copies", sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${name})`).pipe(
+                // when listening, the commit's notification wakes this copy too
+                Effect.zipRight(options.listen === undefined ? PubSub.publish(enqueuedQueues, name) : Effect.void)
+              )),
+
         retryDead: (queue) =>
           Effect.gen(function*() {
             const now = toIso(yield* Clock.currentTimeMillis)

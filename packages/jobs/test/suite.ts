@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Ref, Schema, Scope, TestClock } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Ref, Schema, Scope, Stream, TestClock } from "effect"
 import type { ClaimedJob, JobInfo, QueueStats } from "../src/index"
 import { JobDefinition, JobQueue, runSchedules, runWorker, schedulesLayer, workerLayer } from "../src/index"
 import { recordingTracer } from "@civicstack/kit/testing"
@@ -118,6 +118,24 @@ export const jobQueueSuite = (
         expect(jobSpans().map((span) => span.parentSpanId)).toEqual([undefined, undefined, undefined, undefined])
       }).pipe(Effect.withTracer(tracer))
     })
+
+    test("signal wakes the wakeups of its name in this copy and in another", () =>
+      Effect.gen(function*() {
+        const jobs = yield* JobQueue
+        const { secondCopy } = yield* TestBackend
+        const wokenHere = yield* Deferred.make<void>()
+        const wokenThere = yield* Deferred.make<void>()
+        const firstWakeup = (queue: JobQueue["Type"], woken: Deferred.Deferred<void>) =>
+          queue.wakeups("rows").pipe(Stream.take(1), Stream.runDrain, Effect.zipRight(Deferred.succeed(woken, undefined)))
+        yield* Effect.forkScoped(firstWakeup(jobs, wokenHere))
+        yield* Effect.forkScoped(Effect.flatMap(JobQueue, (other) => firstWakeup(other, wokenThere)).pipe(Effect.provide(secondCopy)))
+        // the subscriptions start listening as they start: signal until both have heard one
+        yield* eventually(
+          Effect.zipRight(jobs.signal("rows"), Effect.map(Effect.all([Deferred.isDone(wokenHere), Deferred.isDone(wokenThere)]), (done) => done.every(Boolean))),
+          { what: "both copies woken" }
+        )
+        expect(yield* jobs.stats).toEqual([])
+      }))
 
     test("does not run a job before its run-at time", () =>
       Effect.gen(function*() {

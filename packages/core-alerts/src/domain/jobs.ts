@@ -20,3 +20,9 @@ export const digestJob = JobDefinition.make({
   backoff: { base: "5 seconds", max: "10 minutes" },
   leaseDuration: "5 minutes"
 })
+
+/**
+ * What the job queue signals (`JobQueue.signal`) when emails are queued, by fan-out, digests or a request: the
+ * delivery workers of every copy wake at once instead of at their next poll.
+ */
+export const EMAILS_QUEUED_SIGNAL = "alerts.emails-queued"

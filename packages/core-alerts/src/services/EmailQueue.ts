@@ -1,7 +1,7 @@
 import { JobQueue } from "@civicstack/jobs"
 import { StoreError } from "@civicstack/kit"
 import { Context, Effect, Layer } from "effect"
-import { digestJob, fanOutJob } from "../domain/jobs"
+import { digestJob, EMAILS_QUEUED_SIGNAL, fanOutJob } from "../domain/jobs"
 import { EmailStore } from "../storage/EmailStore"
 import type { SingleEmail } from "../storage/EmailStore"
 
@@ -15,6 +15,12 @@ export interface QueueFigures {
 }
 
 /** Jobs that turn into emails, so they count in the queue's size. */
+/** Wakes the delivery workers of every copy; they poll all the same, so a signal that fails only delays delivery. */
+export const signalEmailsQueued = (jobs: Context.Tag.Service<JobQueue>) =>
+  jobs.signal(EMAILS_QUEUED_SIGNAL).pipe(
+    Effect.catchAll((error) => Effect.logWarning("Could not wake the delivery workers of other copies", error))
+  )
+
 const EMAIL_MAKING_QUEUES: ReadonlySet<string> = new Set([fanOutJob.queue, digestJob.queue])
 
 /**
@@ -49,7 +55,7 @@ export class EmailQueue extends Context.Tag("@civicstack/core-alerts/EmailQueue"
         Effect.mapError((cause) => new StoreError({ message: "alerts email queue: job figures failed", cause }))
       )
       return {
-        queue: (email) => Effect.asVoid(emails.queueEmail(email)),
+        queue: (email) => Effect.zipRight(emails.queueEmail(email), signalEmailsQueued(jobs)),
         queuedSince: emails.singleEmailsSince,
         figures: Effect.map(
           Effect.all([emails.figures, jobsWaiting]),

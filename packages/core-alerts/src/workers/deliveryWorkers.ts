@@ -1,8 +1,9 @@
-import { runSchedules } from "@civicstack/jobs"
-import type { JobQueue } from "@civicstack/jobs"
+import { JobQueue, runSchedules } from "@civicstack/jobs"
 import { keepRunning } from "@civicstack/kit"
 import type { Layer as LayerType } from "effect"
-import { Effect, Layer, Queue } from "effect"
+import { Effect, Layer, Queue, Stream } from "effect"
+import { EMAILS_QUEUED_SIGNAL } from "../domain/jobs"
+import { signalEmailsQueued } from "../services/EmailQueue"
 import type { EmailProvider } from "../services/EmailProvider"
 import type { DeliverySettings } from "../settings"
 import { deliverySettings } from "../settings"
@@ -24,13 +25,16 @@ export const deliveryWorkers = (
 ): LayerType.Layer<never, never, EmailStore | AlertsStore | JobQueue | EmailProvider | DeliveryPause> =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const settings = deliverySettings(overrides)
-    // fan-out wakes delivery after each chunk that wrote emails, rather than leaving them to the next poll
+    const jobs = yield* JobQueue
+    // emails queued by any copy (fan-out, digests, requests) wake delivery rather than waiting for its next poll
     const queued = yield* Queue.sliding<void>(1)
+    yield* jobs.wakeups(EMAILS_QUEUED_SIGNAL).pipe(Stream.runForEach(() => Queue.offer(queued, undefined)), Effect.forkScoped)
+    const signalQueued = signalEmailsQueued(jobs)
     yield* Effect.all([
-      keepRunning("Email alerts fan-out", runFanOutWorker(settings, Queue.offer(queued, undefined))),
+      keepRunning("Email alerts fan-out", runFanOutWorker(settings, signalQueued)),
       keepRunning("Email alerts delivery", runDeliveryWorker(settings, Queue.take(queued))),
       keepRunning("Email alerts retention", runRetentionWorker(settings)),
-      keepRunning("Email alerts digests", runDigestWorker(settings)),
+      keepRunning("Email alerts digests", runDigestWorker(settings, signalQueued)),
       keepRunning("Email alerts schedules", runSchedules([retentionSchedule(settings), ...digestSchedules(settings)]))
     ], { concurrency: "unbounded", discard: true }).pipe(Effect.forkScoped)
   }))

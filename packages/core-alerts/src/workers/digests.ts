@@ -7,7 +7,7 @@ import { composeDigest, digestWindowsDue } from "../domain/digests"
 import { digestJob } from "../domain/jobs"
 import type { DeliverySettings } from "../settings"
 import { EmailStore } from "../storage/EmailStore"
-import { emailsQueued, jobsDone } from "../domain/metrics"
+import { emailsQueued as emailsQueuedMetric, jobsDone } from "../domain/metrics"
 
 /** When each digest is sent: half an hour after its window ends. */
 const SENDING_TIMES: Record<DigestFrequency, string> = { daily: "30 8 * * *", weekly: "30 8 * * 6" }
@@ -26,7 +26,7 @@ export const digestSchedules = (settings: DeliverySettings): ReadonlyArray<Recur
  * run that completed sends nothing again, and one that stopped half-way carries on without writing a second email to
  * anyone. Returns how many emails it created.
  */
-const sendDigestsOf = (window: DigestWindow, settings: DeliverySettings) =>
+const sendDigestsOf = (window: DigestWindow, settings: DeliverySettings, emailsQueued: Effect.Effect<void>) =>
   Effect.gen(function*() {
     const emails = yield* EmailStore
     const { frequency } = window
@@ -46,11 +46,13 @@ const sendDigestsOf = (window: DigestWindow, settings: DeliverySettings) =>
           bySubscriber.set(entry.subscriberId, [...(bySubscriber.get(entry.subscriberId) ?? []), entry])
         }
         const digests = [...bySubscriber.values()].map((own) => composeDigest(frequency, own, notifications, settings))
-        created += yield* emails.insertDigestEmails(run.id, digests)
+        const inserted = yield* emails.insertDigestEmails(run.id, digests)
+        if (inserted > 0) yield* emailsQueued
+        created += inserted
       }
     }
     yield* emails.completeDigestRun(run.id)
-    yield* Metric.incrementBy(Metric.tagged(emailsQueued, "kind", frequency), created)
+    yield* Metric.incrementBy(Metric.tagged(emailsQueuedMetric, "kind", frequency), created)
     yield* Metric.increment(Metric.tagged(jobsDone, "kind", `${frequency}_digest`))
     yield* Effect.logInfo(`The ${frequency} digest to ${window.end.toISOString()}: ${created} email(s)`)
     return created
@@ -62,7 +64,12 @@ const sendDigestsOf = (window: DigestWindow, settings: DeliverySettings) =>
  * (after an outage, all those it missed). With no run recorded yet, only the last window. Returns how many emails it
  * created.
  */
-export const sendDigests = (frequency: DigestFrequency, settings: DeliverySettings) =>
+export const sendDigests = (
+  frequency: DigestFrequency,
+  settings: DeliverySettings,
+  /** Told after each chunk that wrote emails (to wake the delivery workers). */
+  emailsQueued: Effect.Effect<void> = Effect.void
+) =>
   Effect.gen(function*() {
     const emails = yield* EmailStore
     const now = yield* currentDate
@@ -72,12 +79,12 @@ export const sendDigests = (frequency: DigestFrequency, settings: DeliverySettin
       ...digestWindowsDue(frequency, runs.at(-1)?.end ?? null, now, settings.scheduleTimeZone)
     ]
     let created = 0
-    for (const window of windows) created += yield* sendDigestsOf(window, settings)
+    for (const window of windows) created += yield* sendDigestsOf(window, settings, emailsQueued)
     return created
   })
 
-export const runDigestWorker = (settings: DeliverySettings) =>
-  runWorker(digestJob, ({ frequency }) => sendDigests(frequency, settings), {
+export const runDigestWorker = (settings: DeliverySettings, emailsQueued: Effect.Effect<void> = Effect.void) =>
+  runWorker(digestJob, ({ frequency }) => sendDigests(frequency, settings, emailsQueued), {
     pollInterval: settings.pollInterval,
     shutdownGracePeriod: settings.shutdownGracePeriod
   })

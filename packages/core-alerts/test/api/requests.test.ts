@@ -1,7 +1,9 @@
+import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, ParseResult, Schema } from "effect"
 import {
+  AlertsCallbacksGroup,
   AlertsApi,
   AuthTokenBody,
   CreateNotificationBody,
@@ -200,8 +202,14 @@ describe("AlertsApi", () => {
       "POST /subscriber-lists 200,201,400,401,403,422",
       "POST /subscribers/auth-token 201,400,401,403,404,422,429",
       "POST /subscriptions 200,201,400,401,403,404,422",
+      "POST /subscriptions/auth-token 200,400,401,403,404,422,429",
       "POST /unsubscribe/{id} 204,400,401,403,404,422"
     ])
+  })
+
+  it("describes Notify's status callback, which hosts add beside the contract", () => {
+    const spec = OpenApi.fromApi(HttpApi.make("host").add(AlertsCallbacksGroup))
+    expect(Object.keys(spec.paths["/status-updates"]?.post?.responses ?? {}).sort()).toEqual(["204", "400", "401", "404", "422"])
   })
 })
 
