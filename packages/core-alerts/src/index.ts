@@ -69,7 +69,10 @@ export {
   emailProviderLayer,
   EmailProviderSettings
 } from "./services/emailProviders/config"
-export type { EmailSettings, OutboxMessage } from "./services/emailProviders/config"
+export type { BounceSettings, EmailSettings, OutboxMessage } from "./services/emailProviders/config"
 export { defaultAlertsSettings, defaultDeliverySettings } from "./settings"
 export type { AlertsSettings, DeliverySettings, HealthThresholds, Thresholds } from "./settings"
 export { AddressTaken, DuplicateContentChange } from "./storage/AlertsStore"
+export { bounceListenerLayer } from "./workers/bounceListener"
+export type { BounceListenerSettings } from "./workers/bounceListener"
+export type { DeliveryReport, DeliveryReportOutcome, DeliveryStatus, StoredDeliveryReport } from "./domain/deliveryStatus"

@@ -60,6 +60,14 @@ export const alertsServiceLayer = (config: ServerConfig) =>
     })
   }))
 
+/** The listener of SMTP bounces, in the copies that run workers, when `EMAIL_BOUNCE_SMTP_PORT` is set. */
+const bounceListener = (config: ServerConfig) => {
+  const bounces = config.email.bounces
+  return bounces?.listener === undefined
+    ? Layer.empty
+    : Alerts.bounceListenerLayer({ address: bounces.address, ...bounces.listener })
+}
+
 /** The email alert service of this copy: routes behind `access`, workers sending through the configured provider. */
 export const alertsSlot = (config: ServerConfig, shared: SharedServices): ServiceSlot => {
   const service = alertsServiceLayer(config)
@@ -80,10 +88,10 @@ export const alertsSlot = (config: ServerConfig, shared: SharedServices): Servic
       }).pipe(Effect.provide(service))
       : Effect.void,
     routes: Alerts.alertsHandlers(api).pipe(Layer.provide(service), Layer.provide(access)),
-    workers: Alerts.workers.pipe(
-      Layer.provide(Alerts.emailProviderLayer(config.email.provider)),
-      Layer.provide(service)
-    ),
+    workers: Layer.merge(
+      Alerts.workers.pipe(Layer.provide(Alerts.emailProviderLayer(config.email.provider))),
+      bounceListener(config)
+    ).pipe(Layer.provide(service)),
     fastAnswers: Layer.empty,
     readiness: Layer.effectDiscard(Effect.gen(function*() {
       const alerts = yield* Alerts.Alerts

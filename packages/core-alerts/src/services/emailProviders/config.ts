@@ -37,10 +37,19 @@ export const emailProviderLayer = (settings: EmailProviderSettings): Layer.Layer
     notify: notifyProviderLayer
   })
 
+/** Where bounces of SMTP mail come back to, and the SMTP listener that takes them (`bounceListenerLayer`). */
+export interface BounceSettings {
+  /** `bounces@example.org`: each message's envelope sender is `bounces+<email id>@example.org`. */
+  readonly address: string
+  /** Where the listener takes bounces; unset, none is started (they are taken elsewhere, or not at all). */
+  readonly listener?: { readonly host: string; readonly port: number } | undefined
+}
+
 export interface EmailSettings {
   readonly provider: EmailProviderSettings
   /** Emails per second the delivery worker may hand to the provider. */
   readonly rateLimit: number
+  readonly bounces?: BounceSettings | undefined
 }
 
 export const DEFAULT_EMAIL_FROM = "alerts@localhost"
@@ -56,6 +65,13 @@ const isSingleMailbox = (value: string): boolean => {
   const parsed = addressparser(value)
   return parsed.length === 1 && /^[^\s@]+@[^\s@]+$/.test(parsed[0]?.address ?? "")
 }
+
+/** A plain address without a `+` in its local part: the email's id goes after one. */
+const BounceAddress = Schema.String.pipe(Schema.filter((value) => /^[^\s@+<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/.test(value)))
+  .annotations(expecting("a plain address such as bounces@example.org, without + in it"))
+
+const Port = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 65535))
+  .annotations(expecting("a whole number from 1 to 65535"))
 
 const FromAddress = Schema.String.pipe(Schema.filter(isSingleMailbox))
   .annotations(expecting("one address, as alerts@example.org or Name <alerts@example.org>"))
@@ -116,7 +132,9 @@ const allProblems = (
 /**
  * The email section of a host's configuration: EMAIL_PROVIDER (log, smtp or notify; log by default), EMAIL_FROM,
  * SMTP_URL (smtp), NOTIFY_BASE_URL, NOTIFY_API_KEY and NOTIFY_TEMPLATE_ID (notify), NOTIFY_ALLOW_PRIVATE_ADDRESSES
- * and EMAIL_RATE_LIMIT. A value that is set is checked even when its provider is not chosen; each bad or missing
+ * and EMAIL_RATE_LIMIT; EMAIL_BOUNCE_ADDRESS (the VERP return path of SMTP mail), EMAIL_BOUNCE_SMTP_PORT and
+ * EMAIL_BOUNCE_SMTP_HOST (0.0.0.0 by default: the bounce listener). A value that is set is checked even when its
+ * provider is not chosen; each bad or missing
  * value names its variable and what it expects. The host passes the outbox of the log provider (in its DATA_DIR).
  */
 export const emailProviderConfig = (options: { readonly outboxDirectory: string }): Config.Config<EmailSettings> =>
@@ -128,16 +146,41 @@ export const emailProviderConfig = (options: { readonly outboxDirectory: string 
     notifyBaseUrl: optional("NOTIFY_BASE_URL", HttpUrl),
     notifyApiKey: optional("NOTIFY_API_KEY", NotifyApiKey),
     notifyTemplateId: optional("NOTIFY_TEMPLATE_ID", TemplateId),
-    notifyAllowPrivateAddresses: Schema.Config("NOTIFY_ALLOW_PRIVATE_ADDRESSES", Flag).pipe(Config.withDefault(false))
+    notifyAllowPrivateAddresses: Schema.Config("NOTIFY_ALLOW_PRIVATE_ADDRESSES", Flag).pipe(Config.withDefault(false)),
+    bounceAddress: optional("EMAIL_BOUNCE_ADDRESS", BounceAddress),
+    bouncePort: optional("EMAIL_BOUNCE_SMTP_PORT", Port),
+    bounceHost: Schema.Config("EMAIL_BOUNCE_SMTP_HOST", Schema.String).pipe(Config.withDefault("0.0.0.0"))
   }).pipe(
+    Config.mapOrFail((read) =>
+      Option.isSome(read.bouncePort) && Option.isNone(read.bounceAddress)
+        ? Either.left(ConfigError.MissingData(
+          ["EMAIL_BOUNCE_ADDRESS"],
+          "EMAIL_BOUNCE_ADDRESS is required when EMAIL_BOUNCE_SMTP_PORT is set: the address bounces come back to"
+        ))
+        : Either.right(read)
+    ),
     Config.mapOrFail((read): Either.Either<EmailSettings, ConfigError.ConfigError> => {
-      const withRateLimit = (provider: EmailProviderSettings): EmailSettings => ({ provider, rateLimit: read.rateLimit })
+      const bounces = Option.map(read.bounceAddress, (address): BounceSettings => ({
+        address,
+        listener: Option.getOrUndefined(Option.map(read.bouncePort, (port) => ({ host: read.bounceHost, port })))
+      }))
+      const withRateLimit = (provider: EmailProviderSettings): EmailSettings => ({
+        provider,
+        rateLimit: read.rateLimit,
+        ...Option.match(bounces, { onNone: () => ({}), onSome: (bounces) => ({ bounces }) })
+      })
       switch (read.provider) {
         case "log":
           return Either.right(withRateLimit(EmailProviderSettings.log({ outboxDirectory: options.outboxDirectory })))
         case "smtp":
           return requiredFor("smtp", "SMTP_URL", "a URL such as smtp://user:pass@host:587", read.smtpUrl).pipe(
-            Either.map((url) => withRateLimit(EmailProviderSettings.smtp({ url: Redacted.make(url), from: read.from })))
+            Either.map((url) =>
+              withRateLimit(EmailProviderSettings.smtp({
+                url: Redacted.make(url),
+                from: read.from,
+                bounceAddress: Option.getOrUndefined(read.bounceAddress)
+              }))
+            )
           )
         case "notify": {
           const baseUrl = requiredFor("notify", "NOTIFY_BASE_URL", "the API's base URL", read.notifyBaseUrl)

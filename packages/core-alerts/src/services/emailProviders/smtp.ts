@@ -3,6 +3,7 @@ import type { Scope } from "effect"
 import { createTransport } from "nodemailer"
 import { EmailProvider, PermanentDeliveryFailure, TemporaryDeliveryFailure } from "../EmailProvider"
 import type { DeliveryFailure, OutgoingEmail } from "../EmailProvider"
+import { verpAddress } from "../../domain/bounces"
 import { renderEmail } from "../../domain/render"
 import { unsubscribeHeaders } from "./headers"
 
@@ -15,6 +16,11 @@ export interface SmtpProviderSettings {
   readonly sendTimeout?: Duration.DurationInput | undefined
   /** Connections the pool keeps open at most; 5 unless said. */
   readonly maxConnections?: number | undefined
+  /**
+   * Where bounces go: each message's envelope sender is this address with the email's id after a `+`
+   * (`bounces+<id>@example.org`), so that a bounce names the email it is about. Unset, the From address.
+   */
+  readonly bounceAddress?: string | undefined
 }
 
 export interface SmtpEndpoint {
@@ -162,6 +168,9 @@ export const makeSmtpProvider = (
             text,
             html,
             messageId: messageIdOf(email.id, settings.from),
+            ...(settings.bounceAddress === undefined
+              ? {}
+              : { envelope: { from: verpAddress(settings.bounceAddress, email.id), to: email.address } }),
             headers: { ...unsubscribeHeaders(email.unsubscribeUrl) },
             signal
           }),

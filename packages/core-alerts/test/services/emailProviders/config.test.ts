@@ -50,6 +50,23 @@ describe("emailProviderConfig", () => {
     expect(named.provider).toMatchObject({ from: "GOV.UK <alerts@gov.example>" })
   })
 
+  it("reads where bounces go: the VERP return path of SMTP mail, and the listener when its port is set", () => {
+    const read1 = Either.getOrThrow(read({
+      EMAIL_PROVIDER: "smtp",
+      SMTP_URL: "smtp://user:pass@mail.example.org:587",
+      EMAIL_BOUNCE_ADDRESS: "bounces@alerts.example.org",
+      EMAIL_BOUNCE_SMTP_PORT: "2525"
+    }))
+    expect(read1.bounces).toEqual({ address: "bounces@alerts.example.org", listener: { host: "0.0.0.0", port: 2525 } })
+    expect(read1.provider).toMatchObject({ _tag: "smtp", bounceAddress: "bounces@alerts.example.org" })
+    expect(Either.getOrThrow(read({ EMAIL_BOUNCE_ADDRESS: "bounces@alerts.example.org" })).bounces)
+      .toEqual({ address: "bounces@alerts.example.org", listener: undefined })
+    expect(Either.getOrThrow(read({})).bounces).toBeUndefined()
+    expect(problemsOf({ EMAIL_BOUNCE_SMTP_PORT: "2525" }).map((problem) => problem.split(":")[0])).toEqual(["EMAIL_BOUNCE_ADDRESS"])
+    expect(problemsOf({ EMAIL_BOUNCE_ADDRESS: "bounces+x@example.org", EMAIL_BOUNCE_SMTP_PORT: "0" }).map((problem) => problem.split(":")[0]).sort())
+      .toEqual(["EMAIL_BOUNCE_ADDRESS", "EMAIL_BOUNCE_SMTP_PORT"])
+  })
+
   it("reads the notify provider", () => {
     const { provider } = settingsOf({
       EMAIL_PROVIDER: "notify",

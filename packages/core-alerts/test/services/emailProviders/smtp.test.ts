@@ -49,6 +49,17 @@ describe("smtp provider", () => {
       expect(parsed.headers.get("content-type")).toMatchObject({ value: "multipart/alternative" })
     }))
 
+  it.scopedLive("with a bounce address, the envelope sender is its VERP address for the email; From stays", () =>
+    Effect.gen(function*() {
+      const server = yield* startSmtpServer()
+      const smtp = yield* provider({ url: server.url, bounceAddress: "bounces@alerts.example.org" })
+      yield* smtp.send(email)
+      const { envelopeFrom, envelopeTo, parsed } = server.received[0]!
+      expect(envelopeFrom).toBe(`bounces+${email.id}@alerts.example.org`)
+      expect(envelopeTo).toEqual(["reader@example.org"])
+      expect(parsed.from?.value).toEqual([{ name: "GOV.UK emails", address: "alerts@example.org" }])
+    }))
+
   it.scopedLive("the Message-ID is the email's id at the sender's domain, the same when the email is sent again", () =>
     Effect.gen(function*() {
       const server = yield* startSmtpServer()
