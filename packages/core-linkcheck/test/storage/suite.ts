@@ -58,6 +58,9 @@ const claim = (overrides: Partial<ClaimRequest> = {}) =>
 
 const uris = (claimed: ReadonlyArray<ClaimedCheck>) => claimed.map((check) => check.uri)
 
+/** Pages whose checks read no anchors. */
+const pages = (pageUris: ReadonlyArray<string>) => pageUris.map((uri) => ({ uri, readsAnchors: false }))
+
 /** A pending check claimed by `workerId`, as a check run inside a request is. */
 const claimedCheck = (uri: string, workerId = "worker-a", now = start) =>
   Effect.flatMap(LinkcheckStore, (store) =>
@@ -173,7 +176,7 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           const recent = yield* store.createCheck({ uri: "https://recent.example/", priority: "high", now: at(50) })
 
           const created = yield* store.createChecks({
-            uris: ["https://new.example/", "https://old.example/", "https://recent.example/", "https://new.example/"],
+            pages: pages(["https://new.example/", "https://old.example/", "https://recent.example/", "https://new.example/"]),
             priority: "low",
             reuseSince: at(10),
             now: at(60)
@@ -186,7 +189,8 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
               priority: "low",
               createdAt: at(60),
               completedAt: null,
-              result: null
+              result: null,
+              anchors: null
             })
             expect(yield* store.findCheck(check.uri, { since: at(60), completedOnly: false })).toEqual(
               Option.some(check)
@@ -202,21 +206,21 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           const store = yield* LinkcheckStore
           const earlier = yield* store.createCheck({ uri: "https://a.example/", priority: "high", now: at(50) })
           const created = yield* store.createChecks({
-            uris: ["https://a.example/", "https://b.example/", "https://a.example/"],
+            pages: pages(["https://a.example/", "https://b.example/", "https://a.example/"]),
             priority: "high",
             reuseSince: null,
             now: at(60)
           })
           expect(created.map((check) => check.uri).sort()).toEqual(["https://a.example/", "https://b.example/"])
           expect(created.map((check) => check.id)).not.toContain(earlier.id)
-          expect(yield* store.createChecks({ uris: [], priority: "high", reuseSince: null, now: at(60) })).toEqual([])
+          expect(yield* store.createChecks({ pages: [], priority: "high", reuseSince: null, now: at(60) })).toEqual([])
         }))
 
       test("a batch written afterwards takes up the checks created since it was asked for", () =>
         Effect.gen(function*() {
           const store = yield* LinkcheckStore
           const [first] = yield* store.createChecks({
-            uris: ["https://first.example/"],
+            pages: pages(["https://first.example/"]),
             priority: "high",
             reuseSince: null,
             now: at(60)
