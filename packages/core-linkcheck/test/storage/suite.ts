@@ -132,7 +132,8 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
             priority: "low",
             createdAt: at(10),
             completedAt: null,
-            result: null
+            result: null,
+            anchors: null
           })
           expect(yield* store.findCheck("https://example.com/", { since: at(10), completedOnly: false })).toEqual(
             Option.some(newer)
@@ -156,7 +157,8 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
             priority: "high",
             createdAt: start,
             completedAt: at(5),
-            result: broken
+            result: broken,
+            anchors: null
           }))
           expect(Option.map(
             yield* store.findCheck("https://example.com/", { since: start, completedOnly: false }),
@@ -494,7 +496,8 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
             uri: "https://example.com/",
             host: "example.com",
             priority: "high",
-            attempts: 1
+            attempts: 1,
+            readsAnchors: false
           }])
           expect(yield* claim({ workerId: "worker-b", now: at(60) })).toEqual([])
 
@@ -525,7 +528,8 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
             uri: "https://example.com/",
             host: "example.com",
             priority: "high",
-            attempts: 2
+            attempts: 2,
+            readsAnchors: false
           }])
         }))
 
