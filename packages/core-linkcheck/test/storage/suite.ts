@@ -873,6 +873,109 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
         }), 60_000)
     })
 
+    describe("links into sections", () => {
+      const withSections = (uris: ReadonlyArray<string>, options: { reuseSince?: Date | null; now?: Date } = {}) =>
+        Effect.flatMap(LinkcheckStore, (store) =>
+          store.createBatch({
+            uris,
+            checkFragments: true,
+            priority: "high",
+            reuseSince: options.reuseSince === undefined ? start : options.reuseSince,
+            webhook: null,
+            now: options.now ?? start
+          }))
+
+      /** Claims everything and records each page's result with its anchors. */
+      const completeWithAnchors = (pages: ReadonlyArray<{ readonly id: string; readonly anchors: ReadonlyArray<string> | null }>, now: Date) =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          yield* store.claimChecks(claimRequest({ workerId: "completer", now, claimUntil: new Date(now.getTime() + 60_000) }))
+          return yield* store.completeChecks({
+            workerId: "completer",
+            now,
+            results: pages.map(({ anchors, id }) => ({ id, result: ok, anchors }))
+          })
+        })
+
+      test("the links of one page share its check, which reads anchors if one names a section; uris stay as given", () =>
+        Effect.gen(function*() {
+          const uris = [
+            "https://a.example/guide#costs",
+            "https://a.example/guide",
+            "https://a.example/guide#",
+            "https://b.example/#top",
+            "https://a.example/guide#costs"
+          ]
+          const batch = yield* withSections(uris)
+          expect(batch.uris).toEqual(uris)
+          expect(batch.checkFragments).toBe(true)
+          expect(batch.checks.map((check) => check.uri)).toEqual([
+            "https://a.example/guide",
+            "https://a.example/guide",
+            "https://a.example/guide",
+            "https://b.example/",
+            "https://a.example/guide"
+          ])
+          expect(new Set(batch.checks.map((check) => check.id)).size).toBe(2)
+          const claimed = yield* claim()
+          expect(claimed.map((check) => [check.uri, check.readsAnchors])).toEqual([
+            ["https://a.example/guide", true],
+            ["https://b.example/", false]
+          ])
+        }))
+
+      test("a page's anchors are kept with its result, and the batch's report judges each link's fragment", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const uris = ["https://a.example/#costs", "https://a.example/#gone", "https://a.example/", "https://b.example/#x"]
+          const batch = yield* withSections(uris)
+          const [a, , , b] = batch.checks
+          yield* completeWithAnchors([{ id: a!.id, anchors: ["costs", "café"] }, { id: b!.id, anchors: null }], at(5))
+          const found = Option.getOrThrow(yield* store.findBatch(batch.id))
+          expect(found.uris).toEqual(uris)
+          expect(found.checkFragments).toBe(true)
+          expect(found.checks[0]!.anchors).toEqual(["costs", "café"])
+          expect(found.checks[3]!.anchors).toBeNull()
+          const report = JSON.parse(Option.getOrThrow(yield* store.findWebhookReport(batch.id)).reportJson)
+          expect(report.links.map((link: { uri: string; status: string }) => [link.uri, link.status])).toEqual([
+            ["https://a.example/#costs", "ok"],
+            ["https://a.example/#gone", "caution"],
+            ["https://a.example/", "ok"],
+            ["https://b.example/#x", "ok"]
+          ])
+          expect(report.links[1].problem_summary).toBe("Missing section")
+          expect(report.totals).toMatchObject({ links: 4, ok: 3, caution: 1 })
+          expect(Option.getOrThrow(yield* store.findWebhookReport(batch.id)).reportJson).toBe(batchReportJson(found))
+        }))
+
+      test("a page checked without its anchors is not reused for a link that names a section; the other way round it is", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const plain = yield* newBatch(["https://a.example/"])
+          yield* complete([plain.checks[0]!.id], at(1))
+          const sections = yield* withSections(["https://a.example/#costs"], { now: at(2) })
+          expect(sections.checks[0]!.id).not.toBe(plain.checks[0]!.id)
+          expect(sections.checks[0]!.completedAt).toBeNull()
+          const again = yield* withSections(["https://a.example/", "https://a.example/#other"], { now: at(3) })
+          expect(again.checks.map((check) => check.id)).toEqual([sections.checks[0]!.id, sections.checks[0]!.id])
+          expect(Option.map(
+            yield* store.findCheck("https://a.example/", { since: start, completedOnly: true, readsAnchors: true }),
+            (check) => check.id
+          )).toEqual(Option.none())
+          expect(Option.map(
+            yield* store.findCheck("https://a.example/", { since: start, completedOnly: false, readsAnchors: true }),
+            (check) => check.id
+          )).toEqual(Option.some(sections.checks[0]!.id))
+          const created = yield* store.createChecks({
+            pages: [{ uri: "https://a.example/", readsAnchors: true }, { uri: "https://c.example/", readsAnchors: true }],
+            priority: "high",
+            reuseSince: start,
+            now: at(4)
+          })
+          expect(created.map((check) => check.uri)).toEqual(["https://c.example/"])
+        }))
+    })
+
     describe("findWebhookReport", () => {
       /** The report as the service's TypeScript builds it from `findBatch`: the store's text must be the same text. */
       const expectedReport = (id: number) =>
