@@ -17,8 +17,12 @@ const Seconds = Schema.Number.pipe(Schema.int(), Schema.between(0, MAX_CHECKED_W
   message: () => secondsProblem
 })
 
+/** A filter rather than a union of two literals, so that a wrong value gets one message rather than one per literal. */
 const BooleanFromString = Schema.transform(
-  Schema.Literal("true", "false").annotations({ message: () => "must be true or false" }),
+  Schema.String.pipe(Schema.filter((text) => text === "true" || text === "false", {
+    message: () => "must be true or false",
+    jsonSchema: { enum: ["true", "false"] }
+  })),
   Schema.Boolean,
   { strict: true, decode: (text) => text === "true", encode: (flag) => (flag ? "true" : "false") }
 )
@@ -50,7 +54,7 @@ export const CheckParams = Schema.Struct({
   checked_within: Schema.optionalWith(SecondsFromString, { default: () => DEFAULT_CHECKED_WITHIN_SECONDS }),
   synchronous: Schema.optionalWith(BooleanFromString, { default: () => false }),
   /** Look the uri's `#fragment` up on its HTML page; the service's setting when not given. */
-  check_fragments: Schema.optional(BooleanFromString)
+  check_fragments: Schema.optionalWith(BooleanFromString, { exact: true })
 })
 export type CheckParams = typeof CheckParams.Type
 
