@@ -58,10 +58,12 @@ describe("server configuration", () => {
       LINKCHECK_PER_HOST_INTERVAL_MS: "0",
       LINKCHECK_CHECK_TIMEOUT_SECONDS: "12",
       LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true",
-      LINKCHECK_SUSPICIOUS_DOMAINS: "bad.example, .worse.example"
+      LINKCHECK_SUSPICIOUS_DOMAINS: "bad.example, .worse.example",
+      LINKCHECK_FRAGMENTS: "false"
     }))
     expect(config.run).toEqual(["workers"])
     expect(config.linkcheck).toMatchObject({
+      checkFragments: false,
       concurrency: 32,
       perHostConcurrency: 2,
       allowPrivateAddresses: true,
@@ -137,7 +139,8 @@ describe("server configuration", () => {
       LINKCHECK_PER_HOST_INTERVAL_MS: "-5",
       LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "maybe",
       LINKCHECK_RETENTION_DAYS: "forever",
-      LINKCHECK_CHECK_TIMEOUT_SECONDS: "0"
+      LINKCHECK_CHECK_TIMEOUT_SECONDS: "0",
+      LINKCHECK_FRAGMENTS: "sometimes"
     })
     expect(Either.isLeft(result)).toBe(true)
     const problems = Either.isLeft(result) ? result.left.problems : []
@@ -152,6 +155,7 @@ describe("server configuration", () => {
       "TLS_CERT_FILE and TLS_KEY_FILE must be set together",
       "LINKCHECK_ALLOW_PRIVATE_ADDRESSES must be true or false (got \"maybe\")",
       "LINKCHECK_CONCURRENCY must be a whole number from 1 to 10000 (got \"0\")",
+      "LINKCHECK_FRAGMENTS must be true or false (got \"sometimes\")",
       "LINKCHECK_PER_HOST_INTERVAL_MS must be a whole number of milliseconds from 0 to 60000 (got \"-5\")",
       "LINKCHECK_CHECK_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 600 (got \"0\")",
       "LINKCHECK_RETENTION_DAYS must be a whole number of days from 1 to 3650 (got \"forever\")"

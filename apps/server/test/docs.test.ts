@@ -44,6 +44,7 @@ describe("API documents", () => {
     const { paths } = await fetchDocument("linkcheck")
     expect(Object.keys(paths).sort()).toEqual(["/batch", "/batch/{id}", "/check"])
     expect(paths["/check"]!.get!.parameters!.map((parameter) => parameter.name).sort()).toEqual([
+      "check_fragments",
       "checked_within",
       "synchronous",
       "uri"

@@ -110,6 +110,55 @@ describe("GET /check", () => {
   })
 })
 
+describe("check_fragments", () => {
+  it.each(["yes", "1", "TRUE", ""])("GET /check answers 400 naming check_fragments for %j and stores nothing", async (value) => {
+    await expectRefused(
+      () => get(checkQuery({ uri: "https://example.org/#x", check_fragments: value })),
+      "check_fragments",
+      "must be true or false"
+    )
+  })
+
+  it.each([["a string", "true"], ["a number", 1], ["null", null]])(
+    "POST /batch answers 400 naming check_fragments for %s and stores nothing",
+    async (_, value) => {
+      await expectRefused(
+        () => postBatch(JSON.stringify({ uris: ["https://example.org/#x"], check_fragments: value })),
+        "check_fragments",
+        "must be true or false"
+      )
+    }
+  )
+
+  it("takes true and false on both endpoints, and keeps each link's uri as given", async () => {
+    for (const value of ["true", "false"]) {
+      const response = await get(checkQuery({ uri: `no scheme ${value}#section`, check_fragments: value, synchronous: "true" }))
+      expect(response.status).toBe(200)
+      expect(await response.json()).toMatchObject({ uri: `no scheme ${value}#section`, status: "broken" })
+    }
+    for (const value of [true, false]) {
+      const response = await postBatch(JSON.stringify({ uris: [`https://example.org/${value}#a`], check_fragments: value }))
+      expect([201, 202]).toContain(response.status)
+      expect(await response.json()).toMatchObject({ links: [{ uri: `https://example.org/${value}#a` }] })
+    }
+  })
+
+  it("is described in the OpenAPI document of both endpoints", async () => {
+    interface Schema { readonly $ref?: string; readonly properties?: Record<string, unknown> }
+    const document = await (await fetch(`${server.url}/openapi/linkcheck.json`)).json() as {
+      paths: Record<string, Record<string, {
+        parameters?: Array<{ name: string }>
+        requestBody?: { content: Record<string, { schema: Schema }> }
+      }>>
+      components: { schemas: Record<string, Schema> }
+    }
+    expect(document.paths["/check"]!.get!.parameters!.map((parameter) => parameter.name)).toContain("check_fragments")
+    const body = document.paths["/batch"]!.post!.requestBody!.content["application/json"]!.schema
+    const resolved = body.$ref === undefined ? body : document.components.schemas[body.$ref.split("/").pop()!]!
+    expect(Object.keys(resolved.properties ?? {})).toContain("check_fragments")
+  })
+})
+
 describe("text that cannot be stored", () => {
   it("GET /check answers 400 naming uri for a NUL character in it and stores nothing", async () => {
     await expectRefused(() => get(checkQuery({ uri: "https://example.org/a\u0000b" })), "uri", NUL)

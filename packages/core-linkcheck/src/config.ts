@@ -20,7 +20,7 @@ const DomainList = Schema.transform(
 
 /**
  * The link checking section of a host's configuration, read under `LINKCHECK_` (`LINKCHECK_CONCURRENCY`,
- * `LINKCHECK_CHECK_TIMEOUT_SECONDS`, ...).
+ * `LINKCHECK_CHECK_TIMEOUT_SECONDS`, `LINKCHECK_FRAGMENTS`, ...).
  * Each value names what it expects when it is wrong; unset values take the defaults.
  */
 export const linkcheckConfig: Config.Config<
@@ -31,6 +31,7 @@ export const linkcheckConfig: Config.Config<
     | "internalDomains"
     | "concurrency"
     | "perHostConcurrency"
+    | "checkFragments"
     | "retention"
     | "scheduler"
     | "inspector"
@@ -49,6 +50,7 @@ export const linkcheckConfig: Config.Config<
   perHostConcurrency: Schema.Config("PER_HOST_CONCURRENCY", Count).pipe(
     Config.withDefault(defaultLinkcheckSettings.perHostConcurrency)
   ),
+  checkFragments: Schema.Config("FRAGMENTS", Flag).pipe(Config.withDefault(defaultLinkcheckSettings.checkFragments)),
   scheduler: Schema.Config("PER_HOST_INTERVAL_MS", Millis).pipe(
     Config.map((millis) => ({ perHostInterval: Duration.millis(millis) })),
     Config.withDefault({})

@@ -80,6 +80,11 @@ export interface LinkcheckSettings {
    * requests with those of their process. Also the connections kept per origin.
    */
   readonly perHostConcurrency: number
+  /**
+   * Look a link's `#fragment` up among its HTML page's `id`s and `<a name>`s, and warn when the section is missing;
+   * a request can say otherwise (`check_fragments`).
+   */
+  readonly checkFragments: boolean
   /** Checks completed longer ago than this are deleted with their batches. */
   readonly retention: Duration.Duration
   /** How long running checks and webhook deliveries may take once shutdown begins before they are handed back. */
@@ -99,6 +104,7 @@ export const defaultLinkcheckSettings: LinkcheckSettings = {
   internalDomains: [],
   concurrency: 128,
   perHostConcurrency: 4,
+  checkFragments: true,
   retention: Duration.weeks(4),
   shutdownGracePeriod: Duration.seconds(30),
   webhookConcurrency: 8

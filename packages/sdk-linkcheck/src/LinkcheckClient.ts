@@ -36,6 +36,11 @@ export interface CheckOptions {
   readonly checkedWithin?: number | undefined
   /** Check during the request instead of queueing the check; may be slow or time out. */
   readonly synchronous?: boolean | undefined
+  /**
+   * Look the uri's `#fragment` up among its HTML page's `id`s and `<a name>`s (a missing one is a "Missing section"
+   * warning). The service's own setting (`LINKCHECK_FRAGMENTS`, default on) when not given.
+   */
+  readonly checkFragments?: boolean | undefined
 }
 
 export interface CreateBatchOptions {
@@ -47,6 +52,8 @@ export interface CreateBatchOptions {
   readonly webhookUri?: string | undefined
   /** Key of the webhook's HMAC-SHA1 signature; check it with `verifyWebhookSignature`. */
   readonly webhookSecretToken?: string | undefined
+  /** Look the uris' `#fragment`s up on their HTML pages; the service's own setting when not given. */
+  readonly checkFragments?: boolean | undefined
 }
 
 export interface WaitForBatchOptions {
@@ -109,7 +116,10 @@ export const makeLinkcheckClient = (
       decodeRequest(CheckParams, {
         uri,
         ...(checkOptions.checkedWithin === undefined ? {} : { checked_within: String(checkOptions.checkedWithin) }),
-        ...(checkOptions.synchronous === undefined ? {} : { synchronous: checkOptions.synchronous ? "true" : "false" })
+        ...(checkOptions.synchronous === undefined ? {} : { synchronous: checkOptions.synchronous ? "true" : "false" }),
+        ...(checkOptions.checkFragments === undefined
+          ? {}
+          : { check_fragments: checkOptions.checkFragments ? "true" : "false" })
       }).pipe(Effect.flatMap((urlParams) => refineFailures(api.linkcheck.check({ urlParams }))))
 
     const createBatch: LinkcheckClientService["createBatch"] = (uris, batchOptions = {}) =>
@@ -118,7 +128,8 @@ export const makeLinkcheckClient = (
         ...(batchOptions.checkedWithin === undefined ? {} : { checked_within: batchOptions.checkedWithin }),
         ...(batchOptions.priority === undefined ? {} : { priority: batchOptions.priority }),
         ...(batchOptions.webhookUri === undefined ? {} : { webhook_uri: batchOptions.webhookUri }),
-        ...(batchOptions.webhookSecretToken === undefined ? {} : { webhook_secret_token: batchOptions.webhookSecretToken })
+        ...(batchOptions.webhookSecretToken === undefined ? {} : { webhook_secret_token: batchOptions.webhookSecretToken }),
+        ...(batchOptions.checkFragments === undefined ? {} : { check_fragments: batchOptions.checkFragments })
       }).pipe(
         Effect.flatMap((payload) => refineFailures(api.linkcheck.createBatch({ payload }))),
         Effect.map(({ outcome, ...report }) => ({ ...report, completedAtOnce: outcome === "completed" }))

@@ -82,6 +82,19 @@ layer(TestEnvironment)("LinkcheckClient against a server of the same contract", 
         expect(received).toEqual([{ uri, checked_within: 0, synchronous: true }])
       }))
 
+    it.effect("sends checkFragments as check_fragments", () =>
+      Effect.gen(function*() {
+        const client = yield* LinkcheckClient
+        const fake = yield* FakeLinkcheck
+        const uri = "https://example.org/fragments#costs"
+
+        yield* client.check(uri, { checkFragments: false })
+        yield* client.check(uri, { checkFragments: true })
+
+        const received = (yield* fake.checkRequests).filter((request) => request.uri === uri)
+        expect(received.map((request) => request.check_fragments)).toEqual([false, true])
+      }))
+
     it.effect("fails with the service's InvalidRequest on a 400", () =>
       Effect.gen(function*() {
         const client = yield* LinkcheckClient
@@ -152,7 +165,8 @@ layer(TestEnvironment)("LinkcheckClient against a server of the same contract", 
           checkedWithin: 60,
           priority: "low",
           webhookUri: "https://hooks.example/linkcheck",
-          webhookSecretToken: "s3cret"
+          webhookSecretToken: "s3cret",
+          checkFragments: false
         })
 
         expect(created.completedAtOnce).toBe(false)
@@ -164,7 +178,8 @@ layer(TestEnvironment)("LinkcheckClient against a server of the same contract", 
           checked_within: 60,
           priority: "low",
           webhook_uri: "https://hooks.example/linkcheck",
-          webhook_secret_token: "s3cret"
+          webhook_secret_token: "s3cret",
+          check_fragments: false
         }])
       }))
 

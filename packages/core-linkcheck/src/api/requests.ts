@@ -17,8 +17,12 @@ const Seconds = Schema.Number.pipe(Schema.int(), Schema.between(0, MAX_CHECKED_W
   message: () => secondsProblem
 })
 
+/** A filter rather than a union of two literals, so that a wrong value gets one message rather than one per literal. */
 const BooleanFromString = Schema.transform(
-  Schema.Literal("true", "false").annotations({ message: () => "must be true or false" }),
+  Schema.String.pipe(Schema.filter((text) => text === "true" || text === "false", {
+    message: () => "must be true or false",
+    jsonSchema: { enum: ["true", "false"] }
+  })),
   Schema.Boolean,
   { strict: true, decode: (text) => text === "true", encode: (flag) => (flag ? "true" : "false") }
 )
@@ -48,7 +52,9 @@ const NonBlank = StorableString.pipe(
 export const CheckParams = Schema.Struct({
   uri: NonBlank,
   checked_within: Schema.optionalWith(SecondsFromString, { default: () => DEFAULT_CHECKED_WITHIN_SECONDS }),
-  synchronous: Schema.optionalWith(BooleanFromString, { default: () => false })
+  synchronous: Schema.optionalWith(BooleanFromString, { default: () => false }),
+  /** Look the uri's `#fragment` up on its HTML page; the service's setting when not given. */
+  check_fragments: Schema.optionalWith(BooleanFromString, { exact: true })
 })
 export type CheckParams = typeof CheckParams.Type
 
@@ -88,7 +94,9 @@ export const CreateBatchBody = Schema.Struct({
   checked_within: Schema.optionalWith(Seconds, { default: () => DEFAULT_CHECKED_WITHIN_SECONDS }),
   priority: Schema.optionalWith(Priority, { default: () => "high" as const }),
   webhook_uri: Schema.optional(WebhookUri),
-  webhook_secret_token: Schema.optional(StorableString)
+  webhook_secret_token: Schema.optional(StorableString),
+  /** Look the uris' `#fragment`s up on their HTML pages; the service's setting when not given. */
+  check_fragments: Schema.optional(Schema.Boolean.annotations({ message: () => "must be true or false" }))
 })
 export type CreateBatchBody = typeof CreateBatchBody.Type
 

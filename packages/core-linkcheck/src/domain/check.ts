@@ -15,14 +15,23 @@ export interface CheckResult {
   readonly suggestedFix: string | null
 }
 
-/** One check of one uri. A check is shared by every request and batch that asks for that uri within their window. */
+/**
+ * One check of one page: a link's uri without its fragment (`targetOf`). A check is shared by every request and batch
+ * that asks for that page within their window, whatever fragments their links carry.
+ */
 export interface CheckRecord {
   readonly id: string
   readonly uri: string
   readonly priority: CheckPriority
   readonly createdAt: Date
   readonly completedAt: Date | null
+  /** The page's own result: what a link without a fragment reports. */
   readonly result: CheckResult | null
+  /**
+   * The `id`s and `<a name>`s of the page, when its check read them (an HTML page that answered 200, within the
+   * limits of `domain/fragments`); null otherwise, and then no fragment of the page is judged.
+   */
+  readonly anchors: ReadonlyArray<string> | null
 }
 
 /** A check handed to a worker: it owns it until `claimedUntil` unless it extends or completes it first. */
@@ -37,6 +46,8 @@ export interface ClaimedCheck {
   readonly priority: CheckPriority
   /** How many times a worker has started this check, this claim included. */
   readonly attempts: number
+  /** The check reads the page's anchors: some link names a section of it. */
+  readonly readsAnchors: boolean
 }
 
 export interface Webhook {
@@ -51,8 +62,12 @@ export interface BatchRecord {
   readonly webhook: Webhook | null
   /** The caller who created it (`Caller`'s uid); `null` for a batch made before batches had owners. */
   readonly owner: string | null
-  /** The batch's checks in the order its uris were given (a uri given twice appears twice). */
+  /** The batch's checks in the order its uris were given (a uri given twice, or a page under two fragments, appears twice). */
   readonly checks: ReadonlyArray<CheckRecord>
+  /** The uris as given, fragments included: `checks[i]` checks the page of `uris[i]`. */
+  readonly uris: ReadonlyArray<string>
+  /** Whether the batch's links have their fragments judged. */
+  readonly checkFragments: boolean
 }
 
 /**

@@ -27,6 +27,7 @@ export type Problem = Data.TaggedEnum<{
   ServerError: { readonly status: number }
   UnusualStatus: { readonly status: number }
   SuspiciousContent: {}
+  MissingSection: { readonly section: string }
   CheckFailed: {}
 }>
 export const Problem = Data.taggedEnum<Problem>()
@@ -58,6 +59,7 @@ const tableOrder: ReadonlyArray<Problem["_tag"]> = [
   "ServerError",
   "UnusualStatus",
   "SuspiciousContent",
+  "MissingSection",
   "CheckFailed"
 ]
 
@@ -331,6 +333,12 @@ const textsOf = Problem.$match({
     direct: "The page says that it is only suitable for adults.",
     onTarget: "and that page says that it is only suitable for adults.",
     suggestedFix: "Check that the page suits your readers before you link to it."
+  }),
+  MissingSection: ({ section }): Texts => ({
+    severity: "warning",
+    summary: "Missing section",
+    direct: `The page has no section called #${section}, so this link opens at the top of the page instead.`,
+    suggestedFix: `Find the section on the page and link to its current name, or remove #${section} from the link.`
   }),
   CheckFailed: (): Texts => ({
     severity: "warning",

@@ -1,5 +1,6 @@
 import type { BatchReport, LinkReport } from "../api/reports"
 import type { BatchRecord, CheckRecord, LinkStatus } from "./check"
+import { fragmentOf, judgeSection } from "./fragments"
 
 /** One link as its check stands: pending, or the result of the check. */
 export interface Link {
@@ -47,8 +48,20 @@ export const toLink = (check: CheckRecord): Link => {
   }
 }
 
+/**
+ * A link as given (`uri`, fragment included) from the check of its page: with `checkFragments`, its fragment is
+ * looked up among the page's anchors.
+ */
+export const linkOf = (check: CheckRecord, uri: string, checkFragments: boolean): Link => {
+  if (uri === check.uri) return toLink(check)
+  const result = check.result === null || !checkFragments
+    ? check.result
+    : judgeSection(check.result, check.anchors, fragmentOf(uri, check.uri))
+  return toLink({ ...check, uri, result })
+}
+
 export const toBatch = (batch: BatchRecord): Batch => {
-  const links = batch.checks.map(toLink)
+  const links = batch.checks.map((check, index) => linkOf(check, batch.uris[index]!, batch.checkFragments))
   const count = (status: LinkStatus) => links.filter((link) => link.status === status).length
   return {
     id: batch.id,

@@ -5,6 +5,7 @@ import {
   indexWaitingChecksByHost,
   trackWorkersAndFinalAttempts
 } from "./createLinkcheckTables"
+import { checkFragments } from "./checkFragments"
 import { indexChecksByHashes } from "./indexChecksByHashes"
 import { lightenBatchWrites } from "./lightenBatchWrites"
 import { linkBatchesToTraces } from "./linkBatchesToTraces"
@@ -24,6 +25,7 @@ export const migrate = migrateSchema({
     "6_lighten_batch_writes": lightenBatchWrites,
     "7_store_link_reports": storeLinkReports,
     "8_record_batch_owners": recordBatchOwners,
-    "9_link_batches_to_traces": linkBatchesToTraces
+    "9_link_batches_to_traces": linkBatchesToTraces,
+    "10_check_fragments": checkFragments
   }
 })

@@ -6,8 +6,9 @@ import { BatchNotFound } from "../api/errors"
 import { DEFAULT_CHECKED_WITHIN_SECONDS } from "../api/requests"
 import type { CheckPriority, Webhook } from "../domain/check"
 import { CLAIM_DURATION, CLAIM_RENEWAL } from "../domain/check"
+import { namesSection, pagesOf, targetOf } from "../domain/fragments"
 import type { Batch, Link } from "../domain/reports"
-import { toBatch, toLink } from "../domain/reports"
+import { linkOf, toBatch } from "../domain/reports"
 import { siteOf } from "../domain/site"
 import { LinkcheckParts } from "./LinkcheckParts"
 
@@ -29,6 +30,8 @@ export interface CheckRequest {
   readonly checkedWithin?: Duration.DurationInput | undefined
   /** Check inside the call (reusing only completed checks) instead of queueing the check. */
   readonly synchronous?: boolean | undefined
+  /** Look the uri's fragment up on its page (`LinkcheckSettings.checkFragments` when not given). */
+  readonly checkFragments?: boolean | undefined
 }
 
 export interface BatchRequest {
@@ -38,6 +41,8 @@ export interface BatchRequest {
   readonly priority?: CheckPriority | undefined
   /** Called once when the batch completes, signed when it has a secret token. */
   readonly webhook?: Webhook | undefined
+  /** Look the uris' fragments up on their pages (`LinkcheckSettings.checkFragments` when not given). */
+  readonly checkFragments?: boolean | undefined
   /** The caller who creates it (`Caller`'s uid): `getBatch` shows it to them alone, and to callers who see all. */
   readonly owner?: string | undefined
 }
@@ -67,49 +72,57 @@ const reuseSince = (at: Date, checkedWithin: Duration.DurationInput | undefined)
 }
 
 const makeLinkChecker = Effect.gen(function*() {
-  const { completion, inspector, signal, slots, store } = yield* LinkcheckParts
+  const { completion, inspector, settings, signal, slots, store } = yield* LinkcheckParts
 
   /**
    * Inspects in one of the slots of the link's site that queued checks use too, taken ahead of them. Waiting for the
    * slot counts against the check's deadline: a site whose slots stay busy that long gets the answer of a website
    * that did not respond in time, with no request made.
    */
-  const inspectInSlot = (uri: string) =>
+  const inspectInSlot = (page: string, readsAnchors: boolean) =>
     Effect.gen(function*() {
       const deadline = yield* inspector.checkTimeout
-      const [waited] = yield* Effect.timed(slots.hold(siteOf(uri)).pipe(Effect.timeoutOption(deadline)))
-      return yield* inspector.inspect(uri, { background: false, timeSpent: waited })
+      const [waited] = yield* Effect.timed(slots.hold(siteOf(page)).pipe(Effect.timeoutOption(deadline)))
+      return yield* inspector.inspect(page, { background: false, timeSpent: waited, readsAnchors })
     }).pipe(Effect.scoped)
 
-  /** Runs a new check inside the call, holding its claim so that no worker starts it too. */
-  const checkNow = (uri: string, at: Date) =>
+  /** Runs a new check of a page inside the call, holding its claim so that no worker starts it too. */
+  const checkNow = (page: string, readsAnchors: boolean, at: Date) =>
     Effect.gen(function*() {
       const workerId = `request-${crypto.randomUUID()}`
       const claimUntil = Effect.map(now, (at) => new Date(at.getTime() + Duration.toMillis(CLAIM_DURATION)))
-      const created = yield* store.createCheck({ uri, priority: "high", now: at, claim: { workerId, until: yield* claimUntil } })
+      const created = yield* store.createCheck({
+        uri: page,
+        readsAnchors,
+        priority: "high",
+        now: at,
+        claim: { workerId, until: yield* claimUntil }
+      })
       const keepClaim = Effect.flatMap(claimUntil, (until) => store.extendClaims(workerId, [created.id], until)).pipe(
         Effect.ignoreLogged,
         Effect.delay(CLAIM_RENEWAL),
         Effect.forever
       )
-      const result = yield* Effect.raceFirst(inspectInSlot(uri), keepClaim)
+      const { anchors, result } = yield* Effect.raceFirst(inspectInSlot(page, readsAnchors), keepClaim)
       const completedAt = yield* now
-      yield* completion.recordResults({ workerId, now: completedAt, results: [{ id: created.id, result }] })
-      return toLink({ ...created, completedAt, result })
+      yield* completion.recordResults({ workerId, now: completedAt, results: [{ id: created.id, result, anchors }] })
+      return { ...created, completedAt, result, anchors }
     })
 
-  const check = ({ checkedWithin, synchronous = false, uri }: CheckRequest) =>
+  const check = ({ checkedWithin, checkFragments = settings.checkFragments, synchronous = false, uri }: CheckRequest) =>
     Effect.gen(function*() {
       const at = yield* now
+      const { fragment, page } = targetOf(uri)
+      const readsAnchors = checkFragments && namesSection(fragment)
       const since = reuseSince(at, checkedWithin)
       if (since !== null) {
-        const existing = yield* store.findCheck(uri, { since, completedOnly: synchronous })
-        if (Option.isSome(existing)) return toLink(existing.value)
+        const existing = yield* store.findCheck(page, { since, completedOnly: synchronous, readsAnchors })
+        if (Option.isSome(existing)) return linkOf(existing.value, uri, checkFragments)
       }
-      if (synchronous) return yield* checkNow(uri, at)
-      const created = yield* store.createCheck({ uri, priority: "high", now: at })
+      if (synchronous) return linkOf(yield* checkNow(page, readsAnchors, at), uri, checkFragments)
+      const created = yield* store.createCheck({ uri: page, readsAnchors, priority: "high", now: at })
       yield* signal.notify
-      return toLink(created)
+      return linkOf(created, uri, checkFragments)
     })
 
   /**
@@ -117,12 +130,18 @@ const makeLinkChecker = Effect.gen(function*() {
    * workers start on them meanwhile; the batch then takes them up as checks created since the request came. Should
    * the batch fail to be written, those checks still run, and their results serve the caller's retry.
    */
-  const startFirstLinks = (uris: ReadonlyArray<string>, priority: CheckPriority, window: Date | null, at: Date) =>
+  const startFirstLinks = (
+    uris: ReadonlyArray<string>,
+    checkFragments: boolean,
+    priority: CheckPriority,
+    window: Date | null,
+    at: Date
+  ) =>
     Effect.gen(function*() {
-      const distinct = [...new Set(uris)]
-      if (distinct.length <= EARLY_START_LINKS) return false
+      const pages = pagesOf(uris.map(targetOf), checkFragments)
+      if (pages.length <= EARLY_START_LINKS) return false
       const started = yield* store.createChecks({
-        uris: distinct.slice(0, EARLY_START_LINKS),
+        pages: pages.slice(0, EARLY_START_LINKS),
         priority,
         reuseSince: window,
         now: at
@@ -138,9 +157,11 @@ const makeLinkChecker = Effect.gen(function*() {
       const at = yield* now
       const priority = request.priority ?? "high"
       const window = reuseSince(at, request.checkedWithin)
-      const startedEarly = yield* startFirstLinks(request.uris, priority, window, at)
+      const checkFragments = request.checkFragments ?? settings.checkFragments
+      const startedEarly = yield* startFirstLinks(request.uris, checkFragments, priority, window, at)
       const batch = yield* completion.createBatch({
         uris: request.uris,
+        checkFragments,
         priority,
         reuseSince: startedEarly ? window ?? at : window,
         webhook: request.webhook ?? null,

@@ -19,15 +19,21 @@ const makeInspector = (config: InspectorConfig) =>
       allowPrivateAddresses: config.allowPrivateAddresses,
       resolve: config.lookup
     })
-    const inspect = (uri: string, options: InspectOptions): Effect.Effect<CheckResult> =>
+    const inspect = (uri: string, options: InspectOptions): Effect.Effect<Inspection> =>
       Effect.suspend(() =>
-        followLink(config, transport, uri, options.background, Duration.toMillis(options.timeSpent ?? 0))
+        followLink(config, transport, uri, {
+          background: options.background,
+          timeSpentMillis: Duration.toMillis(options.timeSpent ?? 0),
+          readsAnchors: options.readsAnchors ?? false
+        })
       ).pipe(
-        Effect.map(assembleOutcome),
+        Effect.map(({ anchors, findings }): Inspection => ({ result: assembleOutcome(findings), anchors })),
         Effect.catchAllDefect((defect) =>
-          Effect.logError("Link check could not be completed", Cause.die(defect)).pipe(Effect.as(checkFailedOutcome))
+          Effect.logError("Link check could not be completed", Cause.die(defect)).pipe(
+            Effect.as<Inspection>({ result: checkFailedOutcome, anchors: null })
+          )
         ),
-        Effect.tap((result) => Effect.annotateCurrentSpan("linkcheck.status", result.status)),
+        Effect.tap(({ result }) => Effect.annotateCurrentSpan("linkcheck.status", result.status)),
         // the host only: a link's path and query may carry what its page's owner keeps private
         Effect.withSpan("linkcheck.inspect", {
           attributes: { "server.address": URL.canParse(uri) ? new URL(uri).hostname : "(invalid)" }
@@ -42,6 +48,14 @@ export interface InspectOptions {
   readonly background: boolean
   /** Time the check already spent waiting (for a slot of its site) that counts against its deadline. */
   readonly timeSpent?: Duration.DurationInput | undefined
+  /** Read the anchors of the page the link ends on (for links into its sections). */
+  readonly readsAnchors?: boolean | undefined
+}
+
+/** What a check records: its result, and the anchors of its page when they were asked for and could be read. */
+export interface Inspection {
+  readonly result: CheckResult
+  readonly anchors: ReadonlyArray<string> | null
 }
 
 /**
@@ -50,7 +64,7 @@ export interface InspectOptions {
  */
 export class LinkInspector extends Context.Tag("@civicstack/core-linkcheck/LinkInspector")<LinkInspector, {
   /** Never fails: an internal failure becomes the warning that the check could not be completed. */
-  readonly inspect: (uri: string, options: InspectOptions) => Effect.Effect<CheckResult>
+  readonly inspect: (uri: string, options: InspectOptions) => Effect.Effect<Inspection>
   /** The deadline of a check on the network (`InspectorConfig.checkTimeout`). */
   readonly checkTimeout: Effect.Effect<Duration.Duration>
 }>() {

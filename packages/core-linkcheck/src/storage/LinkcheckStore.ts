@@ -2,12 +2,21 @@ import type { StoreError } from "@civicstack/kit"
 import { Context } from "effect"
 import type { Effect, Option } from "effect"
 import type { BatchRecord, CheckPriority, CheckRecord, CheckResult, ClaimedCheck, Webhook } from "../domain/check"
+import type { WantedPage } from "../domain/fragments"
 
 export interface NewBatch {
-  /** In the caller's order; duplicates allowed (they share one check). */
+  /**
+   * In the caller's order, fragments included; duplicates allowed. Links of one page (`targetOf`) share one check,
+   * which reads the page's anchors if `checkFragments` and any of them names a section.
+   */
   readonly uris: ReadonlyArray<string>
+  /** Whether the batch's links have their fragments judged; false when not given. */
+  readonly checkFragments?: boolean
   readonly priority: CheckPriority
-  /** A check of a uri created at or after this instant is reused, pending or not; `null` reuses none. */
+  /**
+   * A check of a page created at or after this instant is reused, pending or not, if it reads the page's anchors or
+   * none of the page's links needs them; `null` reuses none.
+   */
   readonly reuseSince: Date | null
   readonly webhook: Webhook | null
   /** Who created it; a batch without one is found only by `findBatch` without an owner. */
@@ -51,6 +60,8 @@ export interface ClaimRequest {
 export interface CheckCompletion {
   readonly id: string
   readonly result: CheckResult
+  /** The page's anchors, if its check read them (see `CheckRecord.anchors`). */
+  readonly anchors?: ReadonlyArray<string> | null
 }
 
 export interface CompletedBatch {
@@ -106,25 +117,29 @@ export interface Workload {
  */
 export class LinkcheckStore extends Context.Tag("@civicstack/core-linkcheck/LinkcheckStore")<LinkcheckStore, {
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
-  /** The newest check of `uri` created at or after `since`; with `completedOnly`, the newest completed one. */
+  /**
+   * The newest check of the page `uri` created at or after `since`; with `completedOnly`, the newest completed one;
+   * with `readsAnchors`, the newest that reads the page's anchors.
+   */
   readonly findCheck: (
     uri: string,
-    options: { readonly since: Date; readonly completedOnly: boolean }
+    options: { readonly since: Date; readonly completedOnly: boolean; readonly readsAnchors?: boolean }
   ) => Effect.Effect<Option.Option<CheckRecord>, StoreError>
-  /** A new pending check; with `claim`, already claimed by that worker (a check run inside a request). */
+  /** A new pending check of a page; with `claim`, already claimed by that worker (a check run inside a request). */
   readonly createCheck: (input: {
     readonly uri: string
+    readonly readsAnchors?: boolean
     readonly priority: CheckPriority
     readonly now: Date
     readonly claim?: { readonly workerId: string; readonly until: Date }
   }) => Effect.Effect<CheckRecord, StoreError>
   /**
-   * New pending checks of those `uris` that have no check created at or after `reuseSince` (`null`: of every one), in
-   * one atomic step; returns the checks it created. The first links of a large batch start this way while the rest of
-   * the batch is written, and the batch reuses them.
+   * New pending checks of those `pages` that have no check created at or after `reuseSince` (`null`: of every one)
+   * that would serve them (as `NewBatch` reuses), in one atomic step; returns the checks it created. The first links of
+   * a large batch start this way while the rest of the batch is written, and the batch reuses them.
    */
   readonly createChecks: (input: {
-    readonly uris: ReadonlyArray<string>
+    readonly pages: ReadonlyArray<WantedPage>
     readonly priority: CheckPriority
     readonly reuseSince: Date | null
     readonly now: Date

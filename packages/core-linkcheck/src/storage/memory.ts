@@ -1,6 +1,7 @@
 import { StoreError } from "@civicstack/kit"
 import { Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
 import type { CheckRecord } from "../domain/check"
+import { distinctPages } from "../domain/fragments"
 import { LinkcheckStore } from "./LinkcheckStore"
 import { completeChecks, createBatch, deleteCompletedBefore, storedBatchRecord } from "./memory/batches"
 import { claimChecks, updateHeldChecks, workload } from "./memory/checks"
@@ -60,12 +61,12 @@ const make = Effect.gen(function*() {
       atomically((initial) => {
         let state = initial
         const created: Array<CheckRecord> = []
-        for (const uri of new Set(input.uris)) {
+        for (const { readsAnchors, uri } of distinctPages(input.pages)) {
           const reusable = input.reuseSince === null
             ? undefined
-            : newestCheck(state, uri, { since: input.reuseSince, completedOnly: false })
+            : newestCheck(state, uri, { since: input.reuseSince, completedOnly: false, readsAnchors })
           if (reusable !== undefined) continue
-          const [check, next] = insertCheck(state, { uri, priority: input.priority, now: input.now }, undefined)
+          const [check, next] = insertCheck(state, { uri, readsAnchors, priority: input.priority, now: input.now }, undefined)
           created.push(recordOf(check))
           state = next
         }

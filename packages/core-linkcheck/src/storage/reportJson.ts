@@ -21,7 +21,7 @@ const encodeLinkReport = Schema.encodeSync(LinkReport)
  */
 export const linkReportAfterUri = (result: CheckResult, completedAt: Date): string => {
   const { uri: _uri, ...afterUri } = encodeLinkReport(
-    linkToWire(toLink({ id: "", uri: "", priority: "high", createdAt: completedAt, completedAt, result }))
+    linkToWire(toLink({ id: "", uri: "", priority: "high", createdAt: completedAt, completedAt, result, anchors: null }))
   )
   return JSON.stringify(afterUri).slice(1)
 }

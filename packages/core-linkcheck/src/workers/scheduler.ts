@@ -216,13 +216,14 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const runCheck = (check: ClaimedCheck): Effect.Effect<void> =>
       Effect.flatMap(
         check.attempts > settings.maxAttempts
-          ? Effect.succeed(checkFailedOutcome)
-          : Effect.zipRight(waitForHostTurn(check.host), inspector.inspect(check.uri, { background: true })).pipe(
-            Effect.interruptible
-          ),
-        (result) => {
+          ? Effect.succeed({ result: checkFailedOutcome, anchors: null })
+          : Effect.zipRight(
+            waitForHostTurn(check.host),
+            inspector.inspect(check.uri, { background: true, readsAnchors: check.readsAnchors })
+          ).pipe(Effect.interruptible),
+        ({ anchors, result }) => {
           unrecorded.add(check.id)
-          return Queue.offer(results, { id: check.id, result })
+          return Queue.offer(results, { id: check.id, result, anchors })
         }
       ).pipe(
         Effect.onExit((exit) =>

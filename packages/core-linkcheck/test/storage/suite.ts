@@ -58,6 +58,9 @@ const claim = (overrides: Partial<ClaimRequest> = {}) =>
 
 const uris = (claimed: ReadonlyArray<ClaimedCheck>) => claimed.map((check) => check.uri)
 
+/** Pages whose checks read no anchors. */
+const pages = (pageUris: ReadonlyArray<string>) => pageUris.map((uri) => ({ uri, readsAnchors: false }))
+
 /** A pending check claimed by `workerId`, as a check run inside a request is. */
 const claimedCheck = (uri: string, workerId = "worker-a", now = start) =>
   Effect.flatMap(LinkcheckStore, (store) =>
@@ -129,7 +132,8 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
             priority: "low",
             createdAt: at(10),
             completedAt: null,
-            result: null
+            result: null,
+            anchors: null
           })
           expect(yield* store.findCheck("https://example.com/", { since: at(10), completedOnly: false })).toEqual(
             Option.some(newer)
@@ -153,7 +157,8 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
             priority: "high",
             createdAt: start,
             completedAt: at(5),
-            result: broken
+            result: broken,
+            anchors: null
           }))
           expect(Option.map(
             yield* store.findCheck("https://example.com/", { since: start, completedOnly: false }),
@@ -173,7 +178,7 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           const recent = yield* store.createCheck({ uri: "https://recent.example/", priority: "high", now: at(50) })
 
           const created = yield* store.createChecks({
-            uris: ["https://new.example/", "https://old.example/", "https://recent.example/", "https://new.example/"],
+            pages: pages(["https://new.example/", "https://old.example/", "https://recent.example/", "https://new.example/"]),
             priority: "low",
             reuseSince: at(10),
             now: at(60)
@@ -186,7 +191,8 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
               priority: "low",
               createdAt: at(60),
               completedAt: null,
-              result: null
+              result: null,
+              anchors: null
             })
             expect(yield* store.findCheck(check.uri, { since: at(60), completedOnly: false })).toEqual(
               Option.some(check)
@@ -202,21 +208,21 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           const store = yield* LinkcheckStore
           const earlier = yield* store.createCheck({ uri: "https://a.example/", priority: "high", now: at(50) })
           const created = yield* store.createChecks({
-            uris: ["https://a.example/", "https://b.example/", "https://a.example/"],
+            pages: pages(["https://a.example/", "https://b.example/", "https://a.example/"]),
             priority: "high",
             reuseSince: null,
             now: at(60)
           })
           expect(created.map((check) => check.uri).sort()).toEqual(["https://a.example/", "https://b.example/"])
           expect(created.map((check) => check.id)).not.toContain(earlier.id)
-          expect(yield* store.createChecks({ uris: [], priority: "high", reuseSince: null, now: at(60) })).toEqual([])
+          expect(yield* store.createChecks({ pages: [], priority: "high", reuseSince: null, now: at(60) })).toEqual([])
         }))
 
       test("a batch written afterwards takes up the checks created since it was asked for", () =>
         Effect.gen(function*() {
           const store = yield* LinkcheckStore
           const [first] = yield* store.createChecks({
-            uris: ["https://first.example/"],
+            pages: pages(["https://first.example/"]),
             priority: "high",
             reuseSince: null,
             now: at(60)
@@ -490,7 +496,8 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
             uri: "https://example.com/",
             host: "example.com",
             priority: "high",
-            attempts: 1
+            attempts: 1,
+            readsAnchors: false
           }])
           expect(yield* claim({ workerId: "worker-b", now: at(60) })).toEqual([])
 
@@ -521,7 +528,8 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
             uri: "https://example.com/",
             host: "example.com",
             priority: "high",
-            attempts: 2
+            attempts: 2,
+            readsAnchors: false
           }])
         }))
 
@@ -863,6 +871,109 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           const completed = yield* completeOne(store, { id: check!.id, workerId: "worker-a", result: ok, now: at(1) })
           expect(completed).toEqual(Option.some({ completedBatches: [{ id: batch.id, webhook, traceParent: null }] }))
         }), 60_000)
+    })
+
+    describe("links into sections", () => {
+      const withSections = (uris: ReadonlyArray<string>, options: { reuseSince?: Date | null; now?: Date } = {}) =>
+        Effect.flatMap(LinkcheckStore, (store) =>
+          store.createBatch({
+            uris,
+            checkFragments: true,
+            priority: "high",
+            reuseSince: options.reuseSince === undefined ? start : options.reuseSince,
+            webhook: null,
+            now: options.now ?? start
+          }))
+
+      /** Claims everything and records each page's result with its anchors. */
+      const completeWithAnchors = (pages: ReadonlyArray<{ readonly id: string; readonly anchors: ReadonlyArray<string> | null }>, now: Date) =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          yield* store.claimChecks(claimRequest({ workerId: "completer", now, claimUntil: new Date(now.getTime() + 60_000) }))
+          return yield* store.completeChecks({
+            workerId: "completer",
+            now,
+            results: pages.map(({ anchors, id }) => ({ id, result: ok, anchors }))
+          })
+        })
+
+      test("the links of one page share its check, which reads anchors if one names a section; uris stay as given", () =>
+        Effect.gen(function*() {
+          const uris = [
+            "https://a.example/guide#costs",
+            "https://a.example/guide",
+            "https://a.example/guide#",
+            "https://b.example/#top",
+            "https://a.example/guide#costs"
+          ]
+          const batch = yield* withSections(uris)
+          expect(batch.uris).toEqual(uris)
+          expect(batch.checkFragments).toBe(true)
+          expect(batch.checks.map((check) => check.uri)).toEqual([
+            "https://a.example/guide",
+            "https://a.example/guide",
+            "https://a.example/guide",
+            "https://b.example/",
+            "https://a.example/guide"
+          ])
+          expect(new Set(batch.checks.map((check) => check.id)).size).toBe(2)
+          const claimed = yield* claim()
+          expect(claimed.map((check) => [check.uri, check.readsAnchors])).toEqual([
+            ["https://a.example/guide", true],
+            ["https://b.example/", false]
+          ])
+        }))
+
+      test("a page's anchors are kept with its result, and the batch's report judges each link's fragment", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const uris = ["https://a.example/#costs", "https://a.example/#gone", "https://a.example/", "https://b.example/#x"]
+          const batch = yield* withSections(uris)
+          const [a, , , b] = batch.checks
+          yield* completeWithAnchors([{ id: a!.id, anchors: ["costs", "café"] }, { id: b!.id, anchors: null }], at(5))
+          const found = Option.getOrThrow(yield* store.findBatch(batch.id))
+          expect(found.uris).toEqual(uris)
+          expect(found.checkFragments).toBe(true)
+          expect(found.checks[0]!.anchors).toEqual(["costs", "café"])
+          expect(found.checks[3]!.anchors).toBeNull()
+          const report = JSON.parse(Option.getOrThrow(yield* store.findWebhookReport(batch.id)).reportJson)
+          expect(report.links.map((link: { uri: string; status: string }) => [link.uri, link.status])).toEqual([
+            ["https://a.example/#costs", "ok"],
+            ["https://a.example/#gone", "caution"],
+            ["https://a.example/", "ok"],
+            ["https://b.example/#x", "ok"]
+          ])
+          expect(report.links[1].problem_summary).toBe("Missing section")
+          expect(report.totals).toMatchObject({ links: 4, ok: 3, caution: 1 })
+          expect(Option.getOrThrow(yield* store.findWebhookReport(batch.id)).reportJson).toBe(batchReportJson(found))
+        }))
+
+      test("a page checked without its anchors is not reused for a link that names a section; the other way round it is", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const plain = yield* newBatch(["https://a.example/"])
+          yield* complete([plain.checks[0]!.id], at(1))
+          const sections = yield* withSections(["https://a.example/#costs"], { now: at(2) })
+          expect(sections.checks[0]!.id).not.toBe(plain.checks[0]!.id)
+          expect(sections.checks[0]!.completedAt).toBeNull()
+          const again = yield* withSections(["https://a.example/", "https://a.example/#other"], { now: at(3) })
+          expect(again.checks.map((check) => check.id)).toEqual([sections.checks[0]!.id, sections.checks[0]!.id])
+          expect(Option.map(
+            yield* store.findCheck("https://a.example/", { since: start, completedOnly: true, readsAnchors: true }),
+            (check) => check.id
+          )).toEqual(Option.none())
+          expect(Option.map(
+            yield* store.findCheck("https://a.example/", { since: start, completedOnly: false, readsAnchors: true }),
+            (check) => check.id
+          )).toEqual(Option.some(sections.checks[0]!.id))
+          const created = yield* store.createChecks({
+            pages: [{ uri: "https://a.example/", readsAnchors: true }, { uri: "https://c.example/", readsAnchors: true }],
+            priority: "high",
+            reuseSince: start,
+            now: at(4)
+          })
+          expect(created.map((check) => check.uri)).toEqual(["https://c.example/"])
+        }))
     })
 
     describe("findWebhookReport", () => {

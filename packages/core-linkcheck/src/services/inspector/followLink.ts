@@ -35,6 +35,7 @@ interface Exchange {
   readonly cfMitigated: string | undefined
   readonly retryAfter: string | undefined
   readonly matureRating: boolean
+  readonly anchors: ReadonlyArray<string> | null
   readonly slow: boolean
 }
 
@@ -74,6 +75,20 @@ const resolveLocation = (location: string, base: URL): URL | null => {
   }
 }
 
+export interface FollowOptions {
+  readonly background: boolean
+  /** Of the check's time on the network, what it already spent waiting before its first request. */
+  readonly timeSpentMillis: number
+  /** Read the anchors of the page the link ends on, if it is an HTML page that answers 200. */
+  readonly readsAnchors: boolean
+}
+
+/** Every problem met on the way, and the anchors of the page at the end when they were asked for and read. */
+export interface Followed {
+  readonly findings: ReadonlyArray<Finding>
+  readonly anchors: ReadonlyArray<string> | null
+}
+
 /**
  * Follows a link through its redirects by hand and returns every problem met on the way.
  * Expected failures all become findings; only defects escape.
@@ -82,10 +97,8 @@ export const followLink = (
   config: InspectorConfig,
   transport: Transport,
   uri: string,
-  background: boolean,
-  /** Of the check's time on the network, what it already spent waiting before its first request. */
-  timeSpentMillis = 0
-): Effect.Effect<ReadonlyArray<Finding>> =>
+  { background, readsAnchors, timeSpentMillis }: FollowOptions
+): Effect.Effect<Followed> =>
   Effect.gen(function*() {
     const findings: Array<Finding> = []
     const visits = new Map<string, number>()
@@ -103,7 +116,12 @@ export const followLink = (
       Effect.gen(function*() {
         if (networkMillisLeft <= 0) return yield* outOfTime()
         const startedAt = yield* Clock.currentTimeMillis
-        const answer = yield* transport.get(url, { cookie: cookies.headerFor(url), verifyCertificate, headLimit: ratingWindow }).pipe(
+        const answer = yield* transport.get(url, {
+          cookie: cookies.headerFor(url),
+          verifyCertificate,
+          headLimit: ratingWindow,
+          readAnchors: readsAnchors
+        }).pipe(
           Effect.timeoutFail({ duration: networkMillisLeft, onTimeout: outOfTime }),
           Effect.ensuring(Effect.map(Clock.currentTimeMillis, (endedAt) => {
             networkMillisLeft -= endedAt - startedAt
@@ -137,6 +155,7 @@ export const followLink = (
 
     let stop: Stop = { input: uri, shownAs: null }
     let hops = 0
+    let anchors: ReadonlyArray<string> | null = null
     while (true) {
       const assessment = assessUrl(stop.input, config)
       findings.push(...assessment.problems.map((problem) => finding(problem, stop.shownAs)))
@@ -181,6 +200,7 @@ export const followLink = (
       const statusProblem = problemForStatus(response.status, response.cfMitigated)
       if (statusProblem !== null) findings.push(finding(statusProblem, stop.shownAs))
       if (response.matureRating) findings.push(finding(Problem.SuspiciousContent(), stop.shownAs))
+      if (statusProblem === null) anchors = response.anchors
       if (hops >= 2) findings.push(finding(Problem.BadRedirect({ hops, finalUrl: displayUrl(url) })))
       const hasErrors = findings.some(({ problem }) => severityOf(problem) === "error")
       if (!hasErrors && response.slow) {
@@ -189,5 +209,5 @@ export const followLink = (
       }
       break
     }
-    return findings
+    return { findings, anchors }
   })

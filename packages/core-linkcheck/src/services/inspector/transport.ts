@@ -3,6 +3,7 @@ import type { Resolver } from "@civicstack/outbound"
 import { Duration, Effect } from "effect"
 import type { Scope } from "effect"
 import type { Dispatcher } from "undici"
+import { AnchorCollector } from "./anchors"
 
 export interface TransportSettings {
   readonly userAgent: string
@@ -26,6 +27,12 @@ export interface Answer {
    * (less if the body failed or stalled); null when not asked for.
    */
   readonly head: string | null
+  /**
+   * The page's anchors, when `readAnchors` asked for them of a body that `headLimit` reads: the body is then read up
+   * to `</body>` or its end; null when not asked for, or when the body was larger than `anchorsWindowBytes`, failed,
+   * stalled, or had too many anchors.
+   */
+  readonly anchors: ReadonlyArray<string> | null
   /** The response headers came later than the slow threshold after the request was sent. */
   readonly slow: boolean
 }
@@ -35,6 +42,8 @@ export interface GetOptions {
   readonly verifyCertificate: boolean
   /** How many bytes of the body to search for the end of the HTML head, given the status and content type; 0 for none. */
   readonly headLimit: (status: number, contentType: string | undefined) => number
+  /** Read on, past the head, for the anchors of a body whose head is read. */
+  readonly readAnchors: boolean
 }
 
 export interface Transport {
@@ -44,6 +53,9 @@ export interface Transport {
 
 /** A body this short after the part that was read is let through, so its connection can be reused; a longer one is cut off. */
 const bytesKeptForConnectionReuse = 64 * 1024
+
+/** A page read for its anchors is read no further than this: the response size limit of the outbound client. */
+const anchorsWindowBytes = 1024 * 1024
 
 /**
  * How long the rest of a body may take to arrive once the check has its answer, counted once and never restarted:
@@ -111,8 +123,14 @@ class Exchange implements Dispatcher.DispatchHandlers {
   private bodyDeadline: Deadline | undefined
   private headLimit = 0
   private received: Buffer | undefined
+  /** The head once read (the part of `received` it needs); the body is then read on only for anchors. */
+  private head: string | undefined
+  private collector: AnchorCollector | undefined
+  private anchors: ReadonlyArray<string> | null = null
+  private bodyBytesRead = 0
+  private contentLength: number | undefined
   private bodyBytesLeftToLetThrough = bytesKeptForConnectionReuse
-  private answer: Omit<Answer, "head" | "slow"> | undefined
+  private answer: Omit<Answer, "head" | "anchors" | "slow"> | undefined
 
   constructor(
     private readonly settings: ExchangeSettings,
@@ -144,7 +162,7 @@ class Exchange implements Dispatcher.DispatchHandlers {
 
   private settle(head: string | null): void {
     this.settled = true
-    this.resume(Effect.succeed({ ...this.answer!, head, slow: this.slow }))
+    this.resume(Effect.succeed({ ...this.answer!, head, anchors: this.anchors, slow: this.slow }))
   }
 
   private fail(failure: OutboundFailure): void {
@@ -215,6 +233,7 @@ class Exchange implements Dispatcher.DispatchHandlers {
     if (this.settled) return true
     this.answer = { status: statusCode, location, setCookies, cfMitigated, retryAfter }
     this.headLimit = this.options.headLimit(statusCode, contentType)
+    this.contentLength = contentLength
     // a body longer than what reuse is worth is cut off as soon as the check has what it needs
     if (contentLength !== undefined && contentLength > bytesKeptForConnectionReuse) {
       this.bodyBytesLeftToLetThrough = 0
@@ -224,6 +243,7 @@ class Exchange implements Dispatcher.DispatchHandlers {
       this.startLettingThrough()
       return true
     }
+    if (this.options.readAnchors) this.collector = new AnchorCollector()
     this.bodyDeadline = new Deadline(this.settings.responseTimeoutMillis, () => this.stopReading(this.headLimit, false))
     return true
   }
@@ -234,19 +254,49 @@ class Exchange implements Dispatcher.DispatchHandlers {
       if (this.bodyBytesLeftToLetThrough < 0) this.cutOff()
       return true
     }
+    const collector = this.collector
+    if (collector !== undefined) {
+      this.bodyBytesRead += chunk.length
+      collector.write(chunk)
+    }
+    if (this.head === undefined) this.searchHead(chunk)
+    if (this.settled || collector === undefined) return true
+    if (collector.done) this.anchorsRead()
+    else if (this.bodyBytesRead >= anchorsWindowBytes) this.stopReading(this.headLimit, false)
+    return true
+  }
+
+  private searchHead(chunk: Buffer): void {
     const previous = this.received
     const searchFrom = previous === undefined ? 0 : Math.max(0, previous.length - "</head".length + 1)
     const received = previous === undefined ? chunk : Buffer.concat([previous, chunk])
     this.received = received
     const headEnd = endOfHead(received, searchFrom)
-    if (headEnd !== -1 && headEnd <= this.headLimit) this.stopReading(headEnd, true)
-    else if (received.length >= this.headLimit) this.stopReading(this.headLimit, false)
-    return true
+    if (headEnd !== -1 && headEnd <= this.headLimit) this.headRead(headEnd, true)
+    else if (received.length >= this.headLimit) this.headRead(this.headLimit, false)
+  }
+
+  /** Without anchors to read the check has its answer; with them, the head is kept and the body read on. */
+  private headRead(length: number, headEnded: boolean): void {
+    if (this.collector === undefined) return this.stopReading(length, headEnded)
+    this.keepHead(length)
+  }
+
+  /** `</body>` was read: the check has its answer, and the short rest of most pages is let through for reuse. */
+  private anchorsRead(): void {
+    this.anchors = this.collector!.finish()
+    this.settleWithHead(this.headLimit)
+    const rest = this.contentLength === undefined ? 0 : this.contentLength - this.bodyBytesRead
+    if (rest > bytesKeptForConnectionReuse) return this.cutOff()
+    this.bodyBytesLeftToLetThrough = bytesKeptForConnectionReuse
+    this.startLettingThrough()
   }
 
   onComplete(_trailers: Array<Buffer> | Array<string> | null): void {
     this.stopTimers()
-    if (!this.settled) this.settleWithHead(this.received?.length ?? 0)
+    if (this.settled) return
+    if (this.collector !== undefined) this.anchors = this.collector.finish()
+    this.settleWithHead(this.received?.length ?? 0)
   }
 
   onError(error: Error): void {
@@ -259,10 +309,15 @@ class Exchange implements Dispatcher.DispatchHandlers {
 
   onUpgrade(): void {}
 
-  private settleWithHead(length: number): void {
+  private keepHead(length: number): void {
     const received = this.received
     this.received = undefined
-    this.settle(received === undefined ? "" : received.toString("latin1", 0, Math.min(length, received.length)))
+    this.head = received === undefined ? "" : received.toString("latin1", 0, Math.min(length, received.length))
+  }
+
+  private settleWithHead(length: number): void {
+    if (this.head === undefined) this.keepHead(length)
+    this.settle(this.head!)
   }
 
   /** The head has been read (or all that will be): the check has its answer; the rest is let through or cut off. */

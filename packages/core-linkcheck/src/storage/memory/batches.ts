@@ -1,5 +1,6 @@
 import { HashMap, Option } from "effect"
 import type { BatchRecord } from "../../domain/check"
+import { pagesOf, targetOf } from "../../domain/fragments"
 import type { CheckCompletion, CompletedBatch, CompletedChecks, NewBatch } from "../LinkcheckStore"
 import type { State, StoredBatch, StoredCheck } from "./state"
 import { checkOf, insertCheck, isHeldBy, newestCheck, putCheck, recordOf } from "./state"
@@ -17,25 +18,29 @@ export const storedBatchRecord = (state: State, batch: StoredBatch): BatchRecord
   completedAt: batch.completedAt,
   webhook: batch.webhook,
   owner: batch.owner,
-  checks: batch.checkIds.map((id) => recordOf(Option.getOrThrow(checkOf(state, id))))
+  checks: batch.checkIds.map((id) => recordOf(Option.getOrThrow(checkOf(state, id)))),
+  uris: batch.uris,
+  checkFragments: batch.checkFragments
 })
 
 export const createBatch = (initial: State, batch: NewBatch): readonly [BatchRecord, State] => {
   let state = initial
-  const checkByUri = new Map<string, StoredCheck>()
-  for (const uri of new Set(batch.uris)) {
+  const checkFragments = batch.checkFragments ?? false
+  const targets = batch.uris.map(targetOf)
+  const checkByPage = new Map<string, StoredCheck>()
+  for (const { readsAnchors, uri } of pagesOf(targets, checkFragments)) {
     let check = batch.reuseSince === null
       ? undefined
-      : newestCheck(state, uri, { since: batch.reuseSince, completedOnly: false })
+      : newestCheck(state, uri, { since: batch.reuseSince, completedOnly: false, readsAnchors })
     if (check === undefined) {
-      ;[check, state] = insertCheck(state, { uri, priority: batch.priority, now: batch.now }, undefined)
+      ;[check, state] = insertCheck(state, { uri, readsAnchors, priority: batch.priority, now: batch.now }, undefined)
     } else if (check.completedAt === null && check.priority === "low" && batch.priority === "high") {
       check = { ...check, priority: "high" }
       state = putCheck(state, check)
     }
-    checkByUri.set(uri, check)
+    checkByPage.set(uri, check)
   }
-  const checks = batch.uris.map((uri) => checkByUri.get(uri)!)
+  const checks = targets.map(({ page }) => checkByPage.get(page)!)
   const pendingLinks = checks.filter((check) => check.completedAt === null).length
   const stored: StoredBatch = {
     id: state.lastBatchId + 1,
@@ -45,6 +50,8 @@ export const createBatch = (initial: State, batch: NewBatch): readonly [BatchRec
     owner: batch.owner ?? null,
     traceParent: batch.traceParent ?? null,
     checkIds: checks.map((check) => check.id),
+    uris: batch.uris,
+    checkFragments,
     pendingLinks,
     webhookAttempts: []
   }
@@ -71,11 +78,19 @@ export const completeChecks = (
   let state = initial
   const recorded: Array<string> = []
   const completedBatches: Array<CompletedBatch> = []
-  for (const { id, result } of input.results) {
+  for (const { anchors, id, result } of input.results) {
     const check = Option.getOrUndefined(checkOf(state, id))
     if (check === undefined || !isHeldBy(check, input.workerId)) continue
     recorded.push(id)
-    state = putCheck(state, { ...check, completedAt: input.now, result, claimedBy: null, claimedUntil: null, claimedAt: null })
+    state = putCheck(state, {
+      ...check,
+      completedAt: input.now,
+      result,
+      anchors: anchors ?? null,
+      claimedBy: null,
+      claimedUntil: null,
+      claimedAt: null
+    })
     for (const { batchId, links } of Option.getOrElse(HashMap.get(state.batchLinksByCheck, check.id), () => [])) {
       const batch = Option.getOrThrow(HashMap.get(state.batches, batchId))
       if (batch.completedAt !== null) continue

@@ -61,7 +61,14 @@ export const claimChecks = (initial: State, request: ClaimRequest): readonly [Re
       claimedAt: request.now,
       attempts
     })
-    return { id: check.id, uri: check.uri, host: check.host, priority: check.priority, attempts }
+    return {
+      id: check.id,
+      uri: check.uri,
+      host: check.host,
+      priority: check.priority,
+      attempts,
+      readsAnchors: check.readsAnchors
+    }
   })
   const byClaimOrder = (a: ClaimedCheck, b: ClaimedCheck) =>
     a.priority === b.priority ? Number(a.id) - Number(b.id) : a.priority === "high" ? -1 : 1

@@ -13,6 +13,8 @@ export interface StoredCheck {
   readonly createdAt: Date
   readonly completedAt: Date | null
   readonly result: CheckResult | null
+  readonly readsAnchors: boolean
+  readonly anchors: ReadonlyArray<string> | null
   readonly claimedBy: string | null
   readonly claimedUntil: Date | null
   readonly claimedAt: Date | null
@@ -33,6 +35,9 @@ export interface StoredBatch {
   readonly owner: string | null
   readonly traceParent: string | null
   readonly checkIds: ReadonlyArray<string>
+  /** The links as given, `checkIds[i]` checking the page of `uris[i]`. */
+  readonly uris: ReadonlyArray<string>
+  readonly checkFragments: boolean
   readonly pendingLinks: number
   readonly webhookAttempts: ReadonlyArray<WebhookAttempt>
 }
@@ -76,7 +81,8 @@ export const recordOf = (check: StoredCheck): CheckRecord => ({
   priority: check.priority,
   createdAt: check.createdAt,
   completedAt: check.completedAt,
-  result: check.result
+  result: check.result,
+  anchors: check.anchors
 })
 
 export const isNewer = (a: StoredCheck, b: StoredCheck) =>
@@ -109,7 +115,7 @@ export const putCheck = (state: State, check: StoredCheck): State => {
 
 export const insertCheck = (
   state: State,
-  input: { readonly uri: string; readonly priority: CheckPriority; readonly now: Date },
+  input: { readonly uri: string; readonly readsAnchors?: boolean; readonly priority: CheckPriority; readonly now: Date },
   claim: { readonly workerId: string; readonly until: Date } | undefined
 ): readonly [StoredCheck, State] => {
   const check: StoredCheck = {
@@ -120,6 +126,8 @@ export const insertCheck = (
     createdAt: input.now,
     completedAt: null,
     result: null,
+    readsAnchors: input.readsAnchors ?? false,
+    anchors: null,
     claimedBy: claim?.workerId ?? null,
     claimedUntil: claim?.until ?? null,
     claimedAt: claim === undefined ? null : input.now,
@@ -137,12 +145,13 @@ export const insertCheck = (
 export const newestCheck = (
   state: State,
   uri: string,
-  options: { readonly since: Date; readonly completedOnly: boolean }
+  options: { readonly since: Date; readonly completedOnly: boolean; readonly readsAnchors?: boolean | undefined }
 ): StoredCheck | undefined => {
   let newest: StoredCheck | undefined
   for (const id of Option.getOrElse(HashMap.get(state.checkIdsByUri, uri), () => [])) {
     const check = Option.getOrThrow(checkOf(state, id))
     if (check.createdAt < options.since || (options.completedOnly && check.completedAt === null)) continue
+    if (options.readsAnchors === true && !check.readsAnchors) continue
     if (newest === undefined || isNewer(check, newest)) newest = check
   }
   return newest

@@ -2,7 +2,9 @@ import { decodeRows } from "@civicstack/kit"
 import type { Context } from "effect"
 import { Effect, Option, Schema } from "effect"
 import type { BatchRecord, CheckRecord } from "../../domain/check"
+import { pagesOf, targetOf } from "../../domain/fragments"
 import type { LinkcheckStore, NewBatch } from "../LinkcheckStore"
+import { batchReportJson } from "../reportJson"
 import type { checkStatements } from "./checks"
 import { BatchRow, CheckRow, checkRecordOf, isBatchId, ROWS_PER_STATEMENT, timestamp, webhookOf } from "./rows"
 import type { LinkcheckSqlTools } from "./tools"
@@ -14,8 +16,13 @@ const CountRow = Schema.Struct({ count: Schema.Number })
 const WebhookReportRow = Schema.Struct({
   webhook_uri: Schema.NullOr(Schema.String),
   webhook_secret_token: Schema.NullOr(Schema.String),
-  report: Schema.String
+  has_fragment_links: Schema.Boolean,
+  report: Schema.NullOr(Schema.String)
 })
+
+const BatchLinkRow = Schema.Struct({ ...CheckRow.fields, fragment: Schema.NullOr(Schema.String) })
+
+const AnchorsRow = Schema.Struct({ id: Schema.String, anchors: Schema.Array(Schema.String) })
 
 /** `Timestamp` of `./api`: RFC 3339 UTC, to the second. */
 const wireTimestamp = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
@@ -40,53 +47,71 @@ const latestCompletion = (checks: ReadonlyArray<CheckRecord>): Date | null =>
 
 /** The statements of batches and their links: writing and reading them, counting them down, deleting old ones. */
 export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typeof checkStatements>) => {
-  const { atomically, batchColumns, checkColumns, sql, storeError, transaction } = tools
+  const { atomically, batchColumns, checkColumnsButAnchors, sql, storeError, transaction } = tools
   const { insertChecks, lockReusableChecks, raiseToHighPriority, recordResults } = checks
 
-  const insertBatch = (batch: NewBatch, pendingLinks: number, completedAt: Date | null) =>
+  const insertBatch = (batch: NewBatch, pendingLinks: number, completedAt: Date | null, hasFragmentLinks: boolean) =>
     sql`
       INSERT INTO linkcheck.batches AS b (
-        created_at, completed_at, webhook_uri, webhook_secret_token, pending_links, owner, trace_parent
+        created_at, completed_at, webhook_uri, webhook_secret_token, pending_links, owner, trace_parent,
+        check_fragments, has_fragment_links
       )
       VALUES (
         ${timestamp(batch.now)}::timestamptz, ${completedAt === null ? null : timestamp(completedAt)}::timestamptz,
         ${batch.webhook?.uri ?? null}::text, ${batch.webhook?.secretToken ?? null}::text, ${pendingLinks}::integer,
-        ${batch.owner ?? null}::text, ${batch.traceParent ?? null}::text
+        ${batch.owner ?? null}::text, ${batch.traceParent ?? null}::text, ${batch.checkFragments ?? false}::boolean,
+        ${hasFragmentLinks}::boolean
       )
       RETURNING ${batchColumns}
     `.pipe(Effect.flatMap(decodeRows(BatchRow)), Effect.map((rows) => rows[0]!))
 
-  const insertBatchLinks = (batchId: number, firstPosition: number, checkIds: ReadonlyArray<string>) =>
-    sql`
-      INSERT INTO linkcheck.batch_links (batch_id, position, check_id)
-      SELECT ${batchId}::bigint, ${firstPosition}::integer + l.position - 1, l.check_id::bigint
-      FROM jsonb_array_elements_text(${JSON.stringify(checkIds)}::jsonb) WITH ORDINALITY AS l(check_id, position)
-    `
+  /** Links without fragments, the common case, go as a plain list of check ids. */
+  const insertBatchLinks = (
+    batchId: number,
+    firstPosition: number,
+    checkIds: ReadonlyArray<string>,
+    fragments: ReadonlyArray<string | null>
+  ) =>
+    fragments.every((fragment) => fragment === null)
+      ? sql`
+        INSERT INTO linkcheck.batch_links (batch_id, position, check_id)
+        SELECT ${batchId}::bigint, ${firstPosition}::integer + l.position - 1, l.check_id::bigint
+        FROM jsonb_array_elements_text(${JSON.stringify(checkIds)}::jsonb) WITH ORDINALITY AS l(check_id, position)
+      `
+      : sql`
+        INSERT INTO linkcheck.batch_links (batch_id, position, check_id, fragment)
+        SELECT ${batchId}::bigint, ${firstPosition}::integer + l.position - 1, (l.link->>0)::bigint, l.link->>1
+        FROM jsonb_array_elements(${JSON.stringify(checkIds.map((id, index) => [id, fragments[index]]))}::jsonb)
+          WITH ORDINALITY AS l(link, position)
+      `
 
   const createBatch = (batch: NewBatch) =>
     transaction(Effect.gen(function*() {
-      const distinctUris = [...new Set(batch.uris)]
-      const reused = batch.reuseSince === null ? [] : yield* lockReusableChecks(distinctUris, batch.reuseSince)
+      const targets = batch.uris.map(targetOf)
+      const pages = pagesOf(targets, batch.checkFragments ?? false)
+      const reused = batch.reuseSince === null ? [] : yield* lockReusableChecks(pages, batch.reuseSince)
       const waitingLow = reused.filter((check) => check.completedAt === null && check.priority === "low")
       if (batch.priority === "high" && waitingLow.length > 0) {
         yield* raiseToHighPriority(waitingLow.map((check) => check.id))
       }
-      const checkByUri = new Map<string, CheckRecord>()
+      const checkByPage = new Map<string, CheckRecord>()
       for (const check of reused) {
         const raised = batch.priority === "high" && check.completedAt === null
-        checkByUri.set(check.uri, raised ? { ...check, priority: "high" } : check)
+        checkByPage.set(check.uri, raised ? { ...check, priority: "high" } : check)
       }
-      const missing = distinctUris.filter((uri) => !checkByUri.has(uri))
+      const missing = pages.filter((page) => !checkByPage.has(page.uri))
       for (let from = 0; from < missing.length; from += ROWS_PER_STATEMENT) {
         const chunk = missing.slice(from, from + ROWS_PER_STATEMENT)
-        for (const check of yield* insertChecks(chunk, batch.priority, batch.now)) checkByUri.set(check.uri, check)
+        for (const check of yield* insertChecks(chunk, batch.priority, batch.now)) checkByPage.set(check.uri, check)
       }
-      const checks = batch.uris.map((uri) => checkByUri.get(uri)!)
+      const checks = targets.map(({ page }) => checkByPage.get(page)!)
+      const fragments = targets.map(({ fragment }) => fragment)
       const pendingLinks = checks.filter((check) => check.completedAt === null).length
       const completedAt = pendingLinks > 0 ? null : latestCompletion(checks) ?? batch.now
-      const row = yield* insertBatch(batch, pendingLinks, completedAt)
+      const row = yield* insertBatch(batch, pendingLinks, completedAt, fragments.some((fragment) => fragment !== null))
       for (let from = 0; from < checks.length; from += ROWS_PER_STATEMENT) {
-        yield* insertBatchLinks(row.id, from, checks.slice(from, from + ROWS_PER_STATEMENT).map((check) => check.id))
+        const to = from + ROWS_PER_STATEMENT
+        yield* insertBatchLinks(row.id, from, checks.slice(from, to).map((check) => check.id), fragments.slice(from, to))
       }
       return {
         id: row.id,
@@ -94,11 +119,13 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
         completedAt: row.completed_at,
         webhook: webhookOf(row.webhook_uri, row.webhook_secret_token),
         owner: row.owner,
-        checks
+        checks,
+        uris: batch.uris,
+        checkFragments: row.check_fragments
       } satisfies BatchRecord
     })).pipe(Effect.mapError(storeError("createBatch")))
 
-  const findBatch = (id: number, owner?: string) =>
+  const readBatch = (id: number, owner?: string) =>
     Effect.gen(function*() {
       if (!isBatchId(id)) return Option.none()
       const [batch] = yield* sql`
@@ -108,35 +135,65 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
         Effect.flatMap(decodeRows(BatchRow))
       )
       if (batch === undefined) return Option.none()
-      const checks = yield* sql`
-        SELECT ${checkColumns} FROM linkcheck.batch_links l JOIN linkcheck.checks c ON c.id = l.check_id
+      const links = yield* sql`
+        SELECT ${checkColumnsButAnchors}, l.fragment
+        FROM linkcheck.batch_links l JOIN linkcheck.checks c ON c.id = l.check_id
         WHERE l.batch_id = ${id}::bigint
         ORDER BY l.position
-      `.pipe(Effect.flatMap(decodeRows(CheckRow)))
+      `.pipe(Effect.flatMap(decodeRows(BatchLinkRow)))
+      const anchors = batch.has_fragment_links && batch.check_fragments ? yield* anchorsOfLinkedPages(id) : new Map()
+      const checks = new Map<string, CheckRecord>()
+      const checkOf = (row: typeof BatchLinkRow.Type) => {
+        let check = checks.get(row.id)
+        if (check === undefined) {
+          check = { ...checkRecordOf(row), anchors: anchors.get(row.id) ?? null }
+          checks.set(row.id, check)
+        }
+        return check
+      }
       return Option.some<BatchRecord>({
         id: batch.id,
         createdAt: batch.created_at,
         completedAt: batch.completed_at,
         webhook: webhookOf(batch.webhook_uri, batch.webhook_secret_token),
         owner: batch.owner,
-        checks: checks.map(checkRecordOf)
+        checks: links.map(checkOf),
+        uris: links.map((row) => (row.fragment === null ? row.uri : `${row.uri}#${row.fragment}`)),
+        checkFragments: batch.check_fragments
       })
-    }).pipe(Effect.mapError(storeError("findBatch")))
+    })
 
-  /** The report is built as `batchReportJson` builds it; the shared storage suite compares the two. */
+  const findBatch = (id: number, owner?: string) => readBatch(id, owner).pipe(Effect.mapError(storeError("findBatch")))
+
+  /** The anchors of the pages that links of this batch name sections of, each page once. */
+  const anchorsOfLinkedPages = (batchId: number) =>
+    sql`
+      SELECT c.id::text AS id, c.anchors FROM linkcheck.checks c
+      WHERE c.anchors IS NOT NULL AND c.id IN (
+        SELECT l.check_id FROM linkcheck.batch_links l WHERE l.batch_id = ${batchId}::bigint AND l.fragment IS NOT NULL
+      )
+    `.pipe(
+      Effect.flatMap(decodeRows(AnchorsRow)),
+      Effect.map((rows) => new Map(rows.map((row) => [row.id, row.anchors] as const)))
+    )
+
+  /**
+   * The report is built as `batchReportJson` builds it; the shared storage suite compares the two. A batch with links
+   * into sections has its report built here from `findBatch`, since each such link's report is its own, not its page's.
+   */
   const findWebhookReport = (id: number) =>
     Effect.gen(function*() {
       if (!isBatchId(id)) return Option.none()
       const [row] = yield* sql`
-        SELECT b.webhook_uri, b.webhook_secret_token,
+        SELECT b.webhook_uri, b.webhook_secret_token, b.has_fragment_links,
           -- joined as text: the links' parts are JSON already, and parsing them back into one value would cost more
-          '{"id":' || b.id || ',"status":'
+          CASE WHEN b.has_fragment_links THEN NULL ELSE '{"id":' || b.id || ',"status":'
             || CASE WHEN b.completed_at IS NULL THEN '"in_progress"' ELSE '"completed"' END
             || ',"links":[' || coalesce(l.links, '') || ']'
             || ',"totals":{"links":' || l.total || ',"ok":' || l.ok || ',"caution":' || l.caution
             || ',"broken":' || l.broken || ',"pending":' || l.pending || ',"danger":' || l.danger || '}'
             || ',"completed_at":' || coalesce(to_json(${sql.literal(wireTimestamp("b.completed_at"))})::text, 'null')
-            || '}' AS report
+            || '}' END AS report
         FROM linkcheck.batches b CROSS JOIN LATERAL (
           SELECT
             string_agg(${sql.literal(storedOrBuiltLinkReport)}, ',' ORDER BY bl.position) AS links,
@@ -147,14 +204,14 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
             (count(*) FILTER (WHERE c.status IS NULL))::integer AS pending,
             (count(*) FILTER (WHERE coalesce(c.danger, '[]'::jsonb) <> '[]'::jsonb))::integer AS danger
           FROM linkcheck.batch_links bl JOIN linkcheck.checks c ON c.id = bl.check_id
-          WHERE bl.batch_id = b.id
+          WHERE bl.batch_id = b.id AND NOT b.has_fragment_links
         ) l
         WHERE b.id = ${id}::bigint
       `.pipe(Effect.flatMap(decodeRows(WebhookReportRow)))
-      return Option.map(Option.fromNullable(row), (found) => ({
-        webhook: webhookOf(found.webhook_uri, found.webhook_secret_token),
-        reportJson: found.report
-      }))
+      if (row === undefined) return Option.none()
+      const webhook = webhookOf(row.webhook_uri, row.webhook_secret_token)
+      if (row.report !== null) return Option.some({ webhook, reportJson: row.report })
+      return Option.map(yield* readBatch(id), (batch) => ({ webhook, reportJson: batchReportJson(batch) }))
     }).pipe(Effect.mapError(storeError("findWebhookReport")))
 
   /**

@@ -2,6 +2,8 @@ import { decodeRows } from "@civicstack/kit"
 import type { Context } from "effect"
 import { Effect, Option, Schema } from "effect"
 import type { CheckPriority, CheckRecord, ClaimedCheck } from "../../domain/check"
+import { distinctPages } from "../../domain/fragments"
+import type { WantedPage } from "../../domain/fragments"
 import { siteOf } from "../../domain/site"
 import type { CheckCompletion, ClaimRequest, LinkcheckStore } from "../LinkcheckStore"
 import { linkReportAfterUri } from "../reportJson"
@@ -15,7 +17,8 @@ const ClaimedRow = Schema.Struct({
   uri: Schema.String,
   host: Schema.String,
   priority: Priority,
-  attempts: Schema.Number
+  attempts: Schema.Number,
+  reads_anchors: Schema.Boolean
 })
 
 const WorkloadRow = Schema.Struct({
@@ -27,16 +30,25 @@ const WorkloadRow = Schema.Struct({
 const IdRow = Schema.Struct({ id: Schema.String })
 const NewCheckRow = Schema.Struct({ id: Schema.String, uri: Schema.String })
 
+const pagesJson = (pages: ReadonlyArray<WantedPage>, withSites = false) =>
+  JSON.stringify(pages.map(({ readsAnchors, uri }) =>
+    withSites ? { uri, host: siteOf(uri), anchors: readsAnchors } : { uri, anchors: readsAnchors }
+  ))
+
 /** The statements of checks: finding and creating them, claims, results and the workload. */
 export const checkStatements = (tools: LinkcheckSqlTools) => {
   const { checkColumns, rows, sha256, sha256Param, sql, storeError } = tools
 
-  const findCheck = (uri: string, options: { readonly since: Date; readonly completedOnly: boolean }) =>
+  const findCheck = (
+    uri: string,
+    options: { readonly since: Date; readonly completedOnly: boolean; readonly readsAnchors?: boolean }
+  ) =>
     rows("findCheck", CheckRow, sql`
       SELECT ${checkColumns} FROM linkcheck.checks c
       WHERE c.uri_hash = ${sha256Param(uri)} AND c.uri = ${uri}::text
         AND c.created_at >= ${timestamp(options.since)}::timestamptz
       ${sql.literal(options.completedOnly ? "AND c.completed_at IS NOT NULL" : "")}
+      ${sql.literal(options.readsAnchors === true ? "AND c.reads_anchors" : "")}
       ORDER BY c.created_at DESC, c.id DESC
       LIMIT 1
     `).pipe(Effect.map((found) => Option.map(Option.fromNullable(found[0]), checkRecordOf)))
@@ -44,26 +56,31 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
   const createCheck = (input: Parameters<Store["createCheck"]>[0]) =>
     rows("createCheck", CheckRow, sql`
       INSERT INTO linkcheck.checks AS c (
-        uri, uri_hash, host, host_hash, priority, created_at, claimed_by, claimed_until, claimed_at, attempts
+        uri, uri_hash, host, host_hash, priority, created_at, claimed_by, claimed_until, claimed_at, attempts,
+        reads_anchors
       )
       SELECT
         n.uri, ${sha256("n.uri")}, n.host, ${sha256("n.host")}, ${storedPriority(input.priority)}::smallint,
         ${timestamp(input.now)}::timestamptz, ${input.claim?.workerId ?? null}::text,
         ${input.claim ? timestamp(input.claim.until) : null}::timestamptz,
-        ${input.claim ? timestamp(input.now) : null}::timestamptz, ${input.claim ? 1 : 0}::integer
+        ${input.claim ? timestamp(input.now) : null}::timestamptz, ${input.claim ? 1 : 0}::integer,
+        ${input.readsAnchors ?? false}::boolean
       FROM (SELECT ${input.uri}::text AS uri, ${siteOf(input.uri)}::text AS host) n
       RETURNING ${checkColumns}
     `).pipe(Effect.map((created) => checkRecordOf(created[0]!)))
 
-  /** Locks the checks it returns, so that none completes or disappears before the batch is written. */
-  const lockReusableChecks = (uris: ReadonlyArray<string>, since: Date) =>
+  /**
+   * Locks the checks it returns, so that none completes or disappears before the batch is written. A page whose
+   * anchors are wanted reuses only a check that reads them.
+   */
+  const lockReusableChecks = (pages: ReadonlyArray<WantedPage>, since: Date) =>
     sql`
       SELECT ${checkColumns} FROM linkcheck.checks c
       WHERE c.id IN (
         SELECT DISTINCT ON (r.uri) r.id
-        FROM jsonb_array_elements_text(${JSON.stringify(uris)}::jsonb) AS wanted(uri)
+        FROM jsonb_to_recordset(${pagesJson(pages)}::jsonb) AS wanted(uri text, anchors boolean)
         JOIN linkcheck.checks r ON r.uri_hash = ${sha256("wanted.uri")} AND r.uri = wanted.uri
-        WHERE r.created_at >= ${timestamp(since)}::timestamptz
+        WHERE r.created_at >= ${timestamp(since)}::timestamptz AND (r.reads_anchors OR NOT wanted.anchors)
         ORDER BY r.uri, r.created_at DESC, r.id DESC
       )
       ORDER BY c.id
@@ -77,39 +94,47 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
     `
 
   /**
-   * New checks of `uris`, but none of a uri that has a check created at or after `unlessCreatedSince`. Only the new
-   * ids come back: the rest of each new check is known here, and a batch can add 5000 of them.
+   * New checks of `pages`, but none of a page that has a check created at or after `unlessCreatedSince` that would
+   * serve it. Only the new ids come back: the rest of each new check is known here, and a batch can add 5000 of them.
    */
   const insertChecks = (
-    uris: ReadonlyArray<string>,
+    pages: ReadonlyArray<WantedPage>,
     priority: CheckPriority,
     now: Date,
     unlessCreatedSince: Date | null = null
   ) =>
     sql`
-      INSERT INTO linkcheck.checks AS c (uri, uri_hash, host, host_hash, priority, created_at)
+      INSERT INTO linkcheck.checks AS c (uri, uri_hash, host, host_hash, priority, created_at, reads_anchors)
       SELECT n.uri, ${sha256("n.uri")}, n.host, ${sha256("n.host")}, ${storedPriority(priority)}::smallint,
-        ${timestamp(now)}::timestamptz
-      FROM jsonb_to_recordset(${JSON.stringify(uris.map((uri) => ({ uri, host: siteOf(uri) })))}::jsonb)
-        AS n(uri text, host text)
+        ${timestamp(now)}::timestamptz, n.anchors
+      FROM jsonb_to_recordset(${pagesJson(pages, true)}::jsonb) AS n(uri text, host text, anchors boolean)
       WHERE ${unlessCreatedSince === null}::boolean OR NOT EXISTS (
         SELECT 1 FROM linkcheck.checks r
         WHERE r.uri_hash = ${sha256("n.uri")} AND r.uri = n.uri
           AND r.created_at >= ${unlessCreatedSince === null ? null : timestamp(unlessCreatedSince)}::timestamptz
+          AND (r.reads_anchors OR NOT n.anchors)
       )
       RETURNING c.id::text AS id, c.uri
     `.pipe(
       Effect.flatMap(decodeRows(NewCheckRow)),
       Effect.map((rows) =>
-        rows.map(({ id, uri }): CheckRecord => ({ id, uri, priority, createdAt: now, completedAt: null, result: null }))
+        rows.map(({ id, uri }): CheckRecord => ({
+          id,
+          uri,
+          priority,
+          createdAt: now,
+          completedAt: null,
+          result: null,
+          anchors: null
+        }))
       )
     )
 
   const createChecks = (input: Parameters<Store["createChecks"]>[0]) => {
-    const uris = [...new Set(input.uris)]
-    return uris.length === 0
+    const pages = distinctPages(input.pages)
+    return pages.length === 0
       ? Effect.succeed([])
-      : insertChecks(uris, input.priority, input.now, input.reuseSince).pipe(Effect.mapError(storeError("createChecks")))
+      : insertChecks(pages, input.priority, input.now, input.reuseSince).pipe(Effect.mapError(storeError("createChecks")))
   }
 
   /**
@@ -199,10 +224,10 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
           AND s.completed_at IS NULL AND (s.claimed_until IS NULL OR s.claimed_until < ${now}::timestamptz)
         FOR NO KEY UPDATE SKIP LOCKED
       )
-      RETURNING c.id::text AS id, c.uri, c.host, c.priority, c.attempts
+      RETURNING c.id::text AS id, c.uri, c.host, c.priority, c.attempts, c.reads_anchors
     `).pipe(
       Effect.map((claimed) =>
-        [...claimed].sort((a, b) =>
+        claimed.map(({ reads_anchors, ...check }): ClaimedCheck => ({ ...check, readsAnchors: reads_anchors })).sort((a, b) =>
           a.priority === b.priority ? Number(a.id) - Number(b.id) : a.priority === "high" ? -1 : 1
         )
       )
@@ -233,7 +258,7 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
 
   /** Records the results of the checks the worker still holds; returns their ids. */
   const recordResults = (workerId: string, results: ReadonlyArray<CheckCompletion>, now: Date) => {
-    const updates = results.filter(({ id }) => isCheckId(id)).map(({ id, result }) => ({
+    const updates = results.filter(({ id }) => isCheckId(id)).map(({ anchors, id, result }) => ({
       id,
       status: result.status,
       errors: result.errors,
@@ -241,17 +266,18 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
       danger: result.danger,
       problem_summary: result.problemSummary,
       suggested_fix: result.suggestedFix,
-      report_after_uri: linkReportAfterUri(result, now)
+      report_after_uri: linkReportAfterUri(result, now),
+      anchors: anchors ?? null
     }))
     return sql`
       UPDATE linkcheck.checks c
       SET completed_at = ${timestamp(now)}::timestamptz, status = r.status, errors = r.errors, warnings = r.warnings,
         danger = r.danger, problem_summary = r.problem_summary, suggested_fix = r.suggested_fix,
         claimed_by = NULL, claimed_until = NULL, claimed_at = NULL,
-        link_report = '{"uri":' || to_json(c.uri)::text || ',' || r.report_after_uri
+        link_report = '{"uri":' || to_json(c.uri)::text || ',' || r.report_after_uri, anchors = r.anchors
       FROM jsonb_to_recordset(${JSON.stringify(updates)}::jsonb) AS r(
         id bigint, status text, errors jsonb, warnings jsonb, danger jsonb, problem_summary text, suggested_fix text,
-        report_after_uri text
+        report_after_uri text, anchors jsonb
       )
       WHERE c.id = r.id AND c.claimed_by = ${workerId} AND c.completed_at IS NULL
       RETURNING c.id::text AS id

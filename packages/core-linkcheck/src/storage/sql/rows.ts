@@ -23,7 +23,8 @@ export const CheckRow = Schema.Struct({
   warnings: Messages,
   danger: Messages,
   problem_summary: Schema.NullOr(Schema.String),
-  suggested_fix: Schema.NullOr(Schema.String)
+  suggested_fix: Schema.NullOr(Schema.String),
+  anchors: Messages
 })
 export type CheckRow = typeof CheckRow.Type
 
@@ -34,14 +35,21 @@ export const BatchRow = Schema.Struct({
   webhook_uri: Schema.NullOr(Schema.String),
   webhook_secret_token: Schema.NullOr(Schema.String),
   owner: Schema.NullOr(Schema.String),
-  trace_parent: Schema.NullOr(Schema.String)
+  trace_parent: Schema.NullOr(Schema.String),
+  check_fragments: Schema.Boolean,
+  has_fragment_links: Schema.Boolean
 })
 
-export const CHECK_COLUMNS = `c.id::text AS id, c.uri, c.priority, c.created_at, c.completed_at, c.status, c.errors,
+const CHECK_FIELDS = `c.id::text AS id, c.uri, c.priority, c.created_at, c.completed_at, c.status, c.errors,
   c.warnings, c.danger, c.problem_summary, c.suggested_fix`
 
+export const CHECK_COLUMNS = `${CHECK_FIELDS}, c.anchors`
+
+/** For rows of many links: a page's anchors are read once (see `findBatch`), not once per link. */
+export const CHECK_COLUMNS_BUT_ANCHORS = `${CHECK_FIELDS}, NULL::jsonb AS anchors`
+
 export const BATCH_COLUMNS = `b.id::text AS id, b.created_at, b.completed_at, b.webhook_uri, b.webhook_secret_token, b.owner,
-  b.trace_parent`
+  b.trace_parent, b.check_fragments, b.has_fragment_links`
 
 /** A check id that the database can compare with a bigint; any other string names no check. */
 export const isCheckId = (id: string) => /^[1-9]\d{0,17}$/.test(id)
@@ -75,7 +83,8 @@ export const checkRecordOf = (row: CheckRow): CheckRecord => ({
     danger: row.danger ?? [],
     problemSummary: row.problem_summary,
     suggestedFix: row.suggested_fix
-  }
+  },
+  anchors: row.anchors
 })
 
 export const webhookOf = (uri: string | null, secretToken: string | null): Webhook | null =>

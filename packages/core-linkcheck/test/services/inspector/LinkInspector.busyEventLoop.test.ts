@@ -24,6 +24,7 @@ const config = (overrides: Partial<InspectorConfig>): Partial<InspectorConfig> =
 const inspectWithFreeEventLoop = (answerAfter: number, overrides: Partial<InspectorConfig>) =>
   Effect.flatMap(LinkInspector, (inspector) =>
     inspector.inspect(`${server.url}/?ms=${answerAfter}`, { background: false })).pipe(
+      Effect.map(({ result }) => result),
       Effect.provide(LinkInspector.layer(config(overrides)))
     )
 
@@ -49,7 +50,7 @@ const checkWhileBlocked = (
     )
     const [outcome, answeredWhileBlocked] = yield* Effect.all([
       Effect.flatMap(LinkInspector, (inspector) =>
-        inspector.inspect(`${server.url}/?ms=${timing.answerAfter}`, { background: false })),
+        inspector.inspect(`${server.url}/?ms=${timing.answerAfter}`, { background: false }).pipe(Effect.map(({ result }) => result))),
       blocking
     ], { concurrency: "unbounded" }).pipe(Effect.provide(LinkInspector.layer(config(overrides))))
     expect(answeredWhileBlocked).toBe(true)

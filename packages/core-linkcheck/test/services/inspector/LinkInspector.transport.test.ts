@@ -90,7 +90,7 @@ describe("LinkInspector: connections", () => {
       const before = fleet.httpConnectionCount()
       const inspector = yield* LinkInspector
       for (let n = 1; n <= 10; n++) {
-        expect((yield* inspector.inspect(`${fleet.http}/ok?reuse=${n}`, { background: false })).status).toBe("ok")
+        expect((yield* inspector.inspect(`${fleet.http}/ok?reuse=${n}`, { background: false })).result.status).toBe("ok")
       }
       // undici may open a second connection while the first is being handed back to the pool.
       expect(fleet.httpConnectionCount() - before).toBeLessThanOrEqual(2)
@@ -102,7 +102,7 @@ describe("LinkInspector: connections", () => {
       const inspector = yield* LinkInspector
       const outcomes = yield* Effect.forEach(
         [1, 2, 3, 4, 5, 6, 7, 8],
-        (n) => inspector.inspect(`${fleet.http}/slow?ms=50&n=${n}`, { background: false }),
+        (n) => Effect.map(inspector.inspect(`${fleet.http}/slow?ms=50&n=${n}`, { background: false }), ({ result }) => result),
         { concurrency: "unbounded" }
       )
       expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(8).fill("ok"))
@@ -251,7 +251,7 @@ describe("LinkInspector: sites that take their time", () => {
       Effect.gen(function*() {
         const host = `drip-${type}.test:${fleet.httpPort}`
         const inspector = yield* LinkInspector
-        const outcome = yield* inspector.inspect(`http://${host}/drip?every=100&type=${type}`, { background: false })
+        const { result: outcome } = yield* inspector.inspect(`http://${host}/drip?every=100&type=${type}`, { background: false })
         expect(outcome.status).toBe("ok")
         // it would drip for ever; the checker lets the rest through for at most a second, then cuts it off
         expect(fleet.requestsInProgress(host)).toBe(1)
@@ -276,8 +276,8 @@ describe("LinkInspector: sites that take their time", () => {
       yield* waitUntil(() => fleet.requestCount("/slow?ms=5000&holding") === 1, 2_000)
       yield* Effect.sleep("400 millis")
       // its connection frees when the first check's deadline ends it; it then needs 800 ms more than it has left
-      const waiting = yield* inspector.inspect(`http://${host}/slow?ms=800&waiting`, { background: false })
+      const { result: waiting } = yield* inspector.inspect(`http://${host}/slow?ms=800&waiting`, { background: false })
       expectSingleProblem(waiting, { status: "broken", summary: "Website unavailable", severity: "error" })
-      expect((yield* holding).status).toBe("broken")
+      expect((yield* holding).result.status).toBe("broken")
     }).pipe(withInspector({ perHostConnections: 1, responseTimeout: "10 seconds", checkTimeout: "1 second" })))
 })

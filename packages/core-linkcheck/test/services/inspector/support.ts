@@ -34,6 +34,7 @@ export const checkLink = (
   } = {}
 ): Effect.Effect<CheckOutcome> =>
   Effect.flatMap(LinkInspector, (inspector) => inspector.inspect(uri, { background: options.background ?? false })).pipe(
+    Effect.map(({ result }) => result),
     Effect.provide(LinkInspector.layer(testConfig(fleet, options.config, options.systemResolver)))
   )
 
