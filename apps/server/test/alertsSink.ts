@@ -28,6 +28,8 @@ export interface MailSink {
   readonly subjects: () => ReadonlySet<string>
   /** Recipients refused under `refuseRecipients`. */
   readonly refusals: () => number
+  /** The envelope senders (MAIL FROM: where bounces go) of the messages to `address`, in arrival order. */
+  readonly returnPathsOf: (address: string) => ReadonlyArray<string>
   /** Resolves once no message is being received or answered (after a sender is killed, its last ones are settled). */
   readonly settled: () => Promise<void>
   readonly close: () => Promise<void>
@@ -43,6 +45,7 @@ export const startMailSink = async (options: SinkOptions): Promise<MailSink> => 
   const perLogin = new Map<string, number>()
   const subjects = new Set<string>()
   const gone = new Set<string>()
+  const returnPaths = new Map<string, Array<string>>()
   let total = 0
   let inProgress = 0
   let refusals = 0
@@ -67,7 +70,11 @@ export const startMailSink = async (options: SinkOptions): Promise<MailSink> => 
           if (gone.has(session.id)) return callback(new Error("the client went away before the answer"))
           const login = typeof session.user === "string" ? session.user : "(none)"
           perLogin.set(login, (perLogin.get(login) ?? 0) + 1)
-          for (const address of addressesIn(parsed.to)) perRecipient.set(address, (perRecipient.get(address) ?? 0) + 1)
+          for (const address of addressesIn(parsed.to)) {
+            perRecipient.set(address, (perRecipient.get(address) ?? 0) + 1)
+            const from = session.envelope.mailFrom === false ? "" : session.envelope.mailFrom.address
+            returnPaths.set(address, [...(returnPaths.get(address) ?? []), from])
+          }
           if (parsed.subject !== undefined) subjects.add(parsed.subject)
           total += 1
           callback()
@@ -88,6 +95,7 @@ export const startMailSink = async (options: SinkOptions): Promise<MailSink> => 
     recipients: () => [...perRecipient.keys()],
     subjects: () => subjects,
     refusals: () => refusals,
+    returnPathsOf: (address) => returnPaths.get(address.toLowerCase()) ?? [],
     settled: async () => {
       // bounded: a message cut off in the middle ends when its connection's close is noticed
       const deadline = Date.now() + 5_000

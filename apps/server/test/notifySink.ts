@@ -24,6 +24,8 @@ export interface NotifySink {
   readonly repeatedReferences: () => ReadonlyArray<string>
   readonly recipients: () => ReadonlyArray<string>
   readonly subjects: () => ReadonlySet<string>
+  /** The emails accepted for `address`: their references (the emails' ids) and when each arrived (`Date.now()`). */
+  readonly deliveriesTo: (address: string) => ReadonlyArray<{ readonly reference: string; readonly at: number }>
   /** Requests that were not a well-formed email (wrong path, method, body or bearer token). */
   readonly refused: () => number
   readonly close: () => Promise<void>
@@ -42,6 +44,7 @@ export const startNotifySink = async (): Promise<NotifySink> => {
   const perAddress = new Map<string, Array<string>>()
   const perCopy = new Map<string, number>()
   const references = new Map<string, number>()
+  const deliveries = new Map<string, Array<{ readonly reference: string; readonly at: number }>>()
   const subjects = new Set<string>()
   let total = 0
   let refused = 0
@@ -70,6 +73,7 @@ export const startNotifySink = async (): Promise<NotifySink> => {
       perAddress.set(address, senders)
       perCopy.set(decodeURIComponent(copy), (perCopy.get(decodeURIComponent(copy)) ?? 0) + 1)
       references.set(body.reference, (references.get(body.reference) ?? 0) + 1)
+      deliveries.set(address, [...(deliveries.get(address) ?? []), { reference: body.reference, at: Date.now() }])
       if (typeof body.personalisation?.subject === "string") subjects.add(body.personalisation.subject)
       total += 1
       response.writeHead(201, { "content-type": "application/json" })
@@ -89,6 +93,7 @@ export const startNotifySink = async (): Promise<NotifySink> => {
       [...perAddress.entries()].flatMap(([address, senders]) => senders.length > 1 ? [[address, senders.length] as const] : []),
     repeatedReferences: () => [...references.entries()].flatMap(([reference, count]) => count > 1 ? [reference] : []),
     recipients: () => [...perAddress.keys()],
+    deliveriesTo: (address) => deliveries.get(address.toLowerCase()) ?? [],
     subjects: () => subjects,
     refused: () => refused,
     close: () =>
