@@ -14,6 +14,24 @@ export interface HealthThresholds {
   readonly queueAge: Thresholds<Duration.Duration>
 }
 
+/** The words of an email that asks its reader to confirm something through a link (Markdown). */
+export interface ConfirmationWording {
+  readonly subject: string
+  /**
+   * The paragraph before the link. In a subscription's confirmation, `{list}` stands for the list's title and
+   * `{frequency}` for how often it sends ("once a day, when there are updates").
+   */
+  readonly lead: string
+}
+
+/** What the emails the service writes itself say; notifications and digests say what their senders wrote. */
+export interface EmailWording {
+  /** The link to manage one's subscriptions (`POST /subscribers/auth-token`). */
+  readonly authToken: ConfirmationWording
+  /** The link to confirm a subscription (`POST /subscriptions/auth-token`). */
+  readonly subscriptionConfirmation: ConfirmationWording
+}
+
 /** How an embedded email alert service behaves; every field but the secret has a default (`defaultAlertsSettings`). */
 export interface AlertsSettings {
   /** Base of the links in emails and of `subscription_url` (e.g. `https://www.example.org`); the host's setting. */
@@ -36,6 +54,7 @@ export interface AlertsSettings {
     readonly window: Duration.Duration
   }
   readonly healthThresholds: HealthThresholds
+  readonly wording: EmailWording
   /**
    * The bearer token GOV.UK Notify's delivery status callbacks carry (`POST /status-updates`); unset, the endpoint
    * answers 404.
@@ -55,6 +74,17 @@ export const defaultAlertsSettings: Omit<AlertsSettings, "authTokenSecret"> = {
   publicSiteUrl: "http://localhost:3000",
   authTokenIssuer: "civicstack-email-alerts",
   authTokenLimit: { perAddress: 5, perCaller: 1_000, window: Duration.hours(1) },
+  wording: {
+    authToken: {
+      subject: "Confirm your email address",
+      lead: "Someone asked to manage the email alerts sent to this address. If it was you, confirm your email address:"
+    },
+    subscriptionConfirmation: {
+      subject: "Confirm that you want to get emails",
+      lead: "Someone asked for emails about \"{list}\" to be sent to this address, {frequency}. If it was you, " +
+        "confirm that you want them:"
+    }
+  },
   healthThresholds: {
     queueSize: { warning: 75_000, critical: 100_000 },
     queueAge: { warning: Duration.seconds(150), critical: Duration.seconds(300) }

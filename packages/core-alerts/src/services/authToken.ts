@@ -3,12 +3,11 @@ import { SignJWT } from "jose"
 import { escapeLinkText } from "../domain/bodyParts"
 import type { Frequency } from "../domain/records"
 import { siteUrl, withQueryParameter } from "../domain/links"
+import type { ConfirmationWording } from "../settings"
 import type { SingleEmail } from "../storage/EmailStore"
 
 /** How long the link in an auth-token email works. */
 export const AUTH_TOKEN_LIFETIME = Duration.days(7)
-
-export const AUTH_TOKEN_SUBJECT = "Confirm your email address"
 
 export interface AuthTokenClaims {
   readonly subscriberId: number
@@ -31,22 +30,24 @@ export const signAuthToken = (claims: AuthTokenClaims, secret: Redacted.Redacted
 export const authTokenLink = (publicSiteUrl: string, destination: string, token: string): string =>
   withQueryParameter(siteUrl(publicSiteUrl, destination), "token", token)
 
-/** The email that carries the link, in plain words (Markdown). */
-export const authTokenEmail = (address: string, link: string): SingleEmail => ({
+/** An email whose link does what its subject says: the lead, the link under the subject's words, how long it works. */
+const confirmationEmail = (address: string, wording: ConfirmationWording, link: string, afterLink: string): SingleEmail => ({
   address,
-  subject: AUTH_TOKEN_SUBJECT,
+  subject: wording.subject,
   body: [
-    "Someone asked to manage the email alerts sent to this address. If it was you, confirm your email address:",
+    wording.lead,
     "",
-    `[Confirm your email address](${link})`,
+    `[${escapeLinkText(wording.subject)}](${link})`,
     "",
-    `The link works for ${Duration.toDays(AUTH_TOKEN_LIFETIME)} days.`,
+    `The link works for ${Duration.toDays(AUTH_TOKEN_LIFETIME)} days.${afterLink}`,
     "",
     "If you did not ask for this, you can ignore this email."
   ].join("\n")
 })
 
-export const SUBSCRIPTION_CONFIRMATION_SUBJECT = "Confirm that you want to get emails"
+/** The email that carries the link to manage one's subscriptions. */
+export const authTokenEmail = (address: string, link: string, wording: ConfirmationWording): SingleEmail =>
+  confirmationEmail(address, wording, link, "")
 
 /** Where the public site checks a subscription's token, then creates the subscription (`POST /subscriptions`). */
 export const SUBSCRIPTION_AUTHENTICATE_PATH = "/email/subscriptions/authenticate"
@@ -76,24 +77,22 @@ const FREQUENCY_WORDS: Record<Frequency, string> = {
   weekly: "once a week, when there are updates"
 }
 
-/** The email that asks the address's owner to confirm a subscription, in plain words (Markdown). */
+/** The email that asks the address's owner to confirm a subscription to the list titled `listTitle`. */
 export const subscriptionConfirmationEmail = (
   address: string,
   listTitle: string,
   frequency: Frequency,
-  link: string
-): SingleEmail => ({
-  address,
-  subject: SUBSCRIPTION_CONFIRMATION_SUBJECT,
-  body: [
-    `Someone asked for emails about "${escapeLinkText(listTitle)}" to be sent to this address, ${
-      FREQUENCY_WORDS[frequency]
-    }. If it was you, confirm that you want them:`,
-    "",
-    `[Confirm that you want to get emails](${link})`,
-    "",
-    `The link works for ${Duration.toDays(AUTH_TOKEN_LIFETIME)} days. Nothing is sent until you confirm.`,
-    "",
-    "If you did not ask for this, you can ignore this email."
-  ].join("\n")
-})
+  link: string,
+  wording: ConfirmationWording
+): SingleEmail =>
+  confirmationEmail(
+    address,
+    {
+      ...wording,
+      // one pass, so that a title holding `{frequency}` stays as written
+      lead: wording.lead.replace(/\{(list|frequency)\}/g, (_, name: string) =>
+        name === "list" ? escapeLinkText(listTitle) : FREQUENCY_WORDS[frequency])
+    },
+    link,
+    " Nothing is sent until you confirm."
+  )

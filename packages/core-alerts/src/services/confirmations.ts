@@ -6,13 +6,11 @@ import { authTokensThrottled } from "../domain/metrics"
 import type { Frequency } from "../domain/records"
 import type { AlertsParts } from "./AlertsParts"
 import {
-  AUTH_TOKEN_SUBJECT,
   authTokenEmail,
   authTokenLink,
   signAuthToken,
   signSubscriptionToken,
   SUBSCRIPTION_AUTHENTICATE_PATH,
-  SUBSCRIPTION_CONFIRMATION_SUBJECT,
   subscriptionConfirmationEmail
 } from "./authToken"
 import { checkedAddress, isSlug, listNotFound, orFail, refused, subscriberNotFound } from "./refusals"
@@ -43,6 +41,7 @@ export interface SubscriptionConfirmationRequest {
  */
 export const makeConfirmations = ({ emails, settings, store }: AlertsParts["Type"]) => {
   const { perAddress, perCaller, window } = settings.authTokenLimit
+  const { authToken: authTokenWording, subscriptionConfirmation: subscriptionWording } = settings.wording
 
   /** Whole seconds, at least one, until `instant`: a `Retry-After`. */
   const secondsUntil = (instant: Date) =>
@@ -87,7 +86,7 @@ export const makeConfirmations = ({ emails, settings, store }: AlertsParts["Type
         const found = yield* Effect.flatMap(store.subscriberByAddress(checked), orFail(subscriberNotFound))
         // requests for one address count one after another, each seeing the emails of those before it
         yield* store.lockSubscriber(found.id)
-        const at = yield* checkAddressAllowance(found.address, AUTH_TOKEN_SUBJECT)
+        const at = yield* checkAddressAllowance(found.address, authTokenWording.subject)
         const subscriber = Option.getOrElse(yield* store.reactivateSubscriber(found.id), () => found)
         const issuedAt = Math.floor(at / 1000)
         const token = yield* Effect.promise(() =>
@@ -96,7 +95,8 @@ export const makeConfirmations = ({ emails, settings, store }: AlertsParts["Type
             settings.authTokenSecret
           )
         )
-        yield* emails.queue(authTokenEmail(subscriber.address, authTokenLink(settings.publicSiteUrl, destination, token)))
+        const link = authTokenLink(settings.publicSiteUrl, destination, token)
+        yield* emails.queue(authTokenEmail(subscriber.address, link, authTokenWording))
         return subscriber
       }))
     })
@@ -112,7 +112,7 @@ export const makeConfirmations = ({ emails, settings, store }: AlertsParts["Type
       const checked = (yield* checkedAddress("address", address)).toLowerCase()
       yield* useCallerAllowance(caller)
       const list = isSlug(topicId) ? yield* Effect.flatMap(store.listBySlug(topicId), orFail(listNotFound)) : yield* listNotFound
-      const at = yield* checkAddressAllowance(checked, SUBSCRIPTION_CONFIRMATION_SUBJECT)
+      const at = yield* checkAddressAllowance(checked, subscriptionWording.subject)
       const token = yield* Effect.promise(() =>
         signSubscriptionToken(
           { address: checked, topicId: list.slug, frequency, issuer: settings.authTokenIssuer, issuedAt: Math.floor(at / 1000) },
@@ -120,7 +120,7 @@ export const makeConfirmations = ({ emails, settings, store }: AlertsParts["Type
         )
       )
       const link = withQueryParameter(siteUrl(settings.publicSiteUrl, SUBSCRIPTION_AUTHENTICATE_PATH), "token", token)
-      yield* emails.queue(subscriptionConfirmationEmail(checked, list.title, frequency, link))
+      yield* emails.queue(subscriptionConfirmationEmail(checked, list.title, frequency, link, subscriptionWording))
     })
 
   return { sendAuthToken, sendSubscriptionConfirmation }

@@ -17,6 +17,19 @@ describe("alertsConfig: the ALERTS_ section", () => {
       expect(config.delivery).toEqual({ fanOutChunkConcurrency: 1 })
       expect(config.authTokenLimit).toEqual({ perAddress: 5, perCaller: 1000, window: Duration.hours(1) })
       expect(config.statusCallbackToken).toBeUndefined()
+      expect(config.wording.authToken.subject).toBe("Confirm your email address")
+    }))
+
+  it.effect("reads the confirmation emails' wording", () =>
+    Effect.gen(function*() {
+      const config = Either.getOrThrow(yield* read({
+        ALERTS_AUTH_TOKEN_EMAIL_SUBJECT: "Manage your alerts",
+        ALERTS_SUBSCRIPTION_EMAIL_LEAD: "Confirm {list}, sent {frequency}:"
+      }))
+      expect(config.wording).toEqual({
+        authToken: { subject: "Manage your alerts", lead: expect.stringContaining("manage the email alerts") },
+        subscriptionConfirmation: { subject: "Confirm that you want to get emails", lead: "Confirm {list}, sent {frequency}:" }
+      })
     }))
 
   it.effect("reads Notify's callback token as Redacted", () =>
@@ -63,6 +76,7 @@ describe("alertsConfig: the ALERTS_ section", () => {
         [{ ALERTS_AUTH_TOKENS_PER_ADDRESS: "lots" }, "AUTH_TOKENS_PER_ADDRESS", "requests an hour"],
         [{ ALERTS_QUEUE_SIZE_WARNING: "30", ALERTS_QUEUE_SIZE_CRITICAL: "20" }, "QUEUE_SIZE", "must not be above"],
         [{ ALERTS_QUEUE_AGE_WARNING_SECONDS: "400" }, "QUEUE_AGE", "must not be above"],
+        [{ ALERTS_SUBSCRIPTION_EMAIL_SUBJECT: "two\nlines" }, "SUBSCRIPTION_EMAIL_SUBJECT", "one line"],
         [{ NOTIFY_CALLBACK_BEARER_TOKEN: "short" }, "NOTIFY_CALLBACK_BEARER_TOKEN", "at least 16 characters"],
         [{ NOTIFY_CALLBACK_BEARER_TOKEN: "with a space in it, long" }, "NOTIFY_CALLBACK_BEARER_TOKEN", "without spaces"]
       ]
