@@ -106,6 +106,13 @@ export class EmailStore extends Context.Tag("@civicstack/core-alerts/EmailStore"
   /** The highest subscriber id there is (0 when none): fan-out walks the ids up to it in chunks. */
   readonly highestSubscriberId: Effect.Effect<number, StoreError>
   /**
+   * The lowest and highest ids of the subscribers with an active `immediately` subscription to a list the
+   * notification matched (`recordMatches`): fan-out walks only that range. None when there is no such subscriber.
+   */
+  readonly immediateSubscriberRange: (
+    notificationId: string
+  ) => Effect.Effect<Option.Option<{ readonly lowest: number; readonly highest: number }>, StoreError>
+  /**
    * Stores what every immediate email of the notification says, once: when it is stored already (fan-out ran
    * before), that content is kept, so that all the notification's emails say the same, and is marked as in use now.
    */

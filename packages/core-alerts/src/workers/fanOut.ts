@@ -32,8 +32,14 @@ export const fanOutNotification = (
     if (listIds.length === 0) return 0
     const { unsubscribeUrlPrefix, ...shared } = immediateEmailContent(notification, settings)
     yield* emails.storeContent(notificationId, shared)
-    const highest = yield* emails.highestSubscriberId
-    const starts = Array.from({ length: Math.ceil(highest / settings.fanOutChunkSize) }, (_, i) => i * settings.fanOutChunkSize)
+    // only the ids of the matched lists' subscribers: a notification to a small list costs a chunk, not one per
+    // thousand subscribers of the whole service
+    const range = yield* emails.immediateSubscriberRange(notificationId)
+    const [first, last] = Option.match(range, { onNone: () => [0, 0], onSome: ({ highest, lowest }) => [lowest - 1, highest] })
+    const starts = Array.from(
+      { length: Math.ceil((last - first) / settings.fanOutChunkSize) },
+      (_, i) => first + i * settings.fanOutChunkSize
+    )
     const counts = yield* Effect.forEach(starts, (after) =>
       emails.fanOutChunk({
         notificationId,

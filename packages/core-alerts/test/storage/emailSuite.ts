@@ -142,6 +142,28 @@ export const emailStoreSuite = (
         )
       }))
 
+      test("the range of subscribers a fan-out walks: those with an active immediate subscription to a matched list", Effect.gen(function*() {
+        const alerts = yield* AlertsStore
+        const emails = yield* EmailStore
+        const tax = yield* topicList("Tax", "tax")
+        const other = yield* topicList("Other", "other")
+        yield* subscriberTo("before@example.com", [other.id])
+        const first = yield* subscriberTo("first@example.com", [tax.id])
+        yield* subscriberTo("daily@example.com", [tax.id], "daily")
+        const last = yield* subscriberTo("last@example.com", [tax.id])
+        const ended = yield* subscriberTo("ended@example.com", [tax.id])
+        yield* alerts.endSubscription(ended.subscriptions[0]!.id, "unsubscribed")
+        yield* subscriberTo("after@example.com", [other.id])
+        const unmatched = yield* alerts.insertNotification(aNotification({ tags: new Map([["topics", ["nothing"]]]) }))
+        yield* emails.recordMatches(unmatched.id, [])
+
+        const notification = yield* recordedNotification
+        expect(yield* emails.immediateSubscriberRange(notification.id))
+          .toEqual(Option.some({ lowest: first.subscriber.id, highest: last.subscriber.id }))
+        expect(yield* emails.immediateSubscriberRange(unmatched.id)).toEqual(Option.none())
+        expect(yield* emails.immediateSubscriberRange("not-a-notification")).toEqual(Option.none())
+      }))
+
       test("ended subscriptions, deactivated subscribers and unrecorded matches get nothing", Effect.gen(function*() {
         const alerts = yield* AlertsStore
         const emails = yield* EmailStore

@@ -127,6 +127,14 @@ const makeMemoryEmailStore = Effect.gen(function*() {
         }))
       ),
     highestSubscriberId: Effect.sync(() => Math.max(0, ...tables.subscribers.keys())),
+    immediateSubscriberRange: (notificationId) =>
+      Effect.sync(() => {
+        const listIds = matches.get(notificationId) ?? new Set<number>()
+        const ids = [...tables.subscriptions.values()]
+          .filter((s) => s.endedAt === null && s.frequency === "immediately" && listIds.has(s.subscriberListId))
+          .map((s) => s.subscriberId)
+        return ids.length === 0 ? Option.none() : Option.some({ lowest: Math.min(...ids), highest: Math.max(...ids) })
+      }),
     fanOutChunk: ({ afterSubscriberId, notificationId, throughSubscriberId, unsubscribeUrlPrefix }) =>
       atNow((at) => {
         if (!contents.has(notificationId)) return 0

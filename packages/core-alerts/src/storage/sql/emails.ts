@@ -142,6 +142,8 @@ const toStoredEmail = (row: typeof EmailRow.Type): StoredEmail => ({
 
 const CountRow = Schema.Struct({ count: Count })
 const IdRow = Schema.Struct({ id: Count })
+const RangeRow = Schema.Struct({ lowest: Schema.NullOr(Count), highest: Schema.NullOr(Count) })
+
 const DigestRunRow = Schema.Struct({
   id: Schema.String,
   frequency: Schema.Literal("daily", "weekly"),
@@ -329,6 +331,25 @@ const makeSqlEmailStore = Effect.gen(function*() {
     },
 
     highestSubscriberId: count("highestSubscriberId", sql`SELECT COALESCE(max(id), 0) AS count FROM alerts.subscribers`),
+
+    // per list, so that each list's lowest and highest come from the ends of its index rather than a scan of it
+    immediateSubscriberRange: (notificationId) =>
+      UUID.test(notificationId)
+        ? Effect.map(
+          rows("immediateSubscriberRange", RangeRow, sql`
+            SELECT min(r.lowest) AS lowest, max(r.highest) AS highest
+            FROM alerts.notification_matches m
+            CROSS JOIN LATERAL (
+              SELECT min(s.subscriber_id) AS lowest, max(s.subscriber_id) AS highest FROM alerts.subscriptions s
+              WHERE s.subscriber_list_id = m.subscriber_list_id AND s.frequency = 'immediately' AND s.ended_at IS NULL
+            ) r
+            WHERE m.notification_id = ${notificationId}`),
+          ([range]) =>
+            range?.lowest == null || range.highest == null
+              ? Option.none()
+              : Option.some({ lowest: range.lowest, highest: range.highest })
+        )
+        : Effect.succeed(Option.none()),
 
     fanOutChunk: (chunk) =>
       Effect.flatMap(
