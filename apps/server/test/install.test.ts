@@ -13,10 +13,14 @@ import { startCli, stop, waitUntilReady } from "./serverProcess"
 
 const run = promisify(execFile)
 const serverDirectory = fileURLToPath(new URL("..", import.meta.url))
-const serverManifest = JSON.parse(await Fs.readFile(Path.join(serverDirectory, "package.json"), "utf8")) as {
-  version: string
-  devDependencies: Record<string, string>
+interface Manifest {
+  readonly version: string
+  readonly dependencies?: Record<string, string>
+  readonly devDependencies: Record<string, string>
 }
+const manifestOf = async (directory: string) =>
+  JSON.parse(await Fs.readFile(Path.join(directory, "package.json"), "utf8")) as Manifest
+const serverManifest = await manifestOf(serverDirectory)
 
 let scratch = ""
 let tarball = ""
@@ -54,6 +58,23 @@ describe("the packed server", () => {
       "scripts/create-data-directory.mjs",
       "scripts/pglite-worker.mjs"
     ])
+  })
+
+  it("depends on every package the workspace packages built into it depend on, at their versions", async () => {
+    // a dependency of a built-in package that the server does not list would be bundled into dist/cli.js, where
+    // CommonJS packages that require Node's modules fail at start
+    const workspace = Path.join(serverDirectory, "..", "..", "packages")
+    const builtIn = (await Fs.readdir(workspace)).filter((name) => !name.startsWith("sdk-"))
+    const missing: Array<string> = []
+    for (const name of builtIn) {
+      const manifest = await manifestOf(Path.join(workspace, name)).catch(() => undefined)
+      for (const [dependency, version] of Object.entries(manifest?.dependencies ?? {})) {
+        if (dependency.startsWith("@civicstack/")) continue
+        const listed = serverManifest.dependencies?.[dependency]
+        if (listed !== version.replace(/^\^/, "") && listed !== version) missing.push(`${dependency}@${version} (of ${name})`)
+      }
+    }
+    expect(missing).toEqual([])
   })
 
   it("installs from the registry without the workspace packages (built in) or any development dependency", async () => {
