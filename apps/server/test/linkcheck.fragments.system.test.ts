@@ -1,27 +1,11 @@
-import * as Fs from "node:fs/promises"
-import * as Os from "node:os"
 import * as Path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFixtureFleet } from "../../../packages/core-linkcheck/test/fixtures/fleet"
-import type { FixtureFleet } from "../../../packages/core-linkcheck/test/fixtures/fleet"
+import { describe, expect, it } from "vitest"
 import { startWebhookReceiver } from "../../../packages/core-linkcheck/test/fixtures/webhookReceiver"
-import { linkcheckCallerBootstrap, linkcheckFetch } from "./linkcheckCaller"
+import { linkcheckFetch } from "./linkcheckCaller"
+import { linkcheckSystemSetup } from "./linkcheckSystem"
 import { startCli, stop, waitUntilReady } from "./serverProcess"
 
-/** The link checking API's caller, ensured by the server this test starts. */
-let caller: Awaited<ReturnType<typeof linkcheckCallerBootstrap>>
-let fleet: FixtureFleet
-let scratch: string
-beforeAll(async () => {
-  caller = await linkcheckCallerBootstrap()
-  fleet = await startFixtureFleet()
-  scratch = await Fs.mkdtemp(Path.join(Os.tmpdir(), "civicstack-fragments-"))
-})
-afterAll(async () => {
-  await caller?.remove()
-  await fleet?.close()
-  await Fs.rm(scratch, { recursive: true, force: true })
-})
+const setup = linkcheckSystemSetup("civicstack-fragments-")
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -45,8 +29,8 @@ describe("links into sections on a real server process", () => {
   it("a 5000-link batch with 500 links into 50 pages fetches each page once and reports the missing sections", { timeout: 120_000 }, async () => {
     const receiver = await startWebhookReceiver()
     const server = await startCli(["serve"], {
-      CIVICSTACK_BOOTSTRAP: caller.file,
-      DATA_DIR: Path.join(scratch, "data"),
+      CIVICSTACK_BOOTSTRAP: setup.caller.file,
+      DATA_DIR: Path.join(setup.scratch, "data"),
       LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true",
       LINKCHECK_CONCURRENCY: "64",
       LINKCHECK_PER_HOST_CONCURRENCY: "64",
@@ -54,9 +38,9 @@ describe("links into sections on a real server process", () => {
     })
     try {
       await waitUntilReady(server, 60_000)
-      const sectionLinks = Array.from({ length: 500 }, (_, n) => `${fleet.http}/sections?system-page=${n % 50}#${FRAGMENTS[Math.floor(n / 50)]}`)
+      const sectionLinks = Array.from({ length: 500 }, (_, n) => `${setup.fleet.http}/sections?system-page=${n % 50}#${FRAGMENTS[Math.floor(n / 50)]}`)
       // the section links spread through the batch, between plain links
-      const uris = Array.from({ length: 5000 }, (_, n) => n % 10 === 3 ? sectionLinks[(n - 3) / 10]! : `${fleet.http}/ok?system-link=${n}`)
+      const uris = Array.from({ length: 5000 }, (_, n) => n % 10 === 3 ? sectionLinks[(n - 3) / 10]! : `${setup.fleet.http}/ok?system-link=${n}`)
       const startedAt = Date.now()
       const created = await linkcheckFetch(`${server.url}/batch`, {
         method: "POST",
@@ -76,7 +60,7 @@ describe("links into sections on a real server process", () => {
       console.info(`a 5000-link batch with 500 section links completed in ${tookMs} ms`)
 
       expect(report.status).toBe("completed")
-      for (let page = 0; page < 50; page++) expect(fleet.requestCount(`/sections?system-page=${page}`)).toBe(1)
+      for (let page = 0; page < 50; page++) expect(setup.fleet.requestCount(`/sections?system-page=${page}`)).toBe(1)
       expect(report.links.map((link) => link.uri)).toEqual(uris)
       expect(report.totals).toMatchObject({ links: 5000, ok: 4850, caution: 150, broken: 0, pending: 0 })
       for (const link of report.links) {

@@ -1,10 +1,7 @@
-import * as Fs from "node:fs/promises"
-import * as Os from "node:os"
 import * as Path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFixtureFleet } from "../../../packages/core-linkcheck/test/fixtures/fleet"
-import type { FixtureFleet } from "../../../packages/core-linkcheck/test/fixtures/fleet"
-import { linkcheckCallerBootstrap, linkcheckFetch } from "./linkcheckCaller"
+import { describe, expect, it } from "vitest"
+import { linkcheckFetch } from "./linkcheckCaller"
+import { linkcheckSystemSetup } from "./linkcheckSystem"
 import { startCli, stop, waitUntilReady } from "./serverProcess"
 
 /**
@@ -16,19 +13,7 @@ import { startCli, stop, waitUntilReady } from "./serverProcess"
 const CHECK_TIMEOUT_SECONDS = 8
 const PER_SITE = 4
 
-let caller: Awaited<ReturnType<typeof linkcheckCallerBootstrap>>
-let fleet: FixtureFleet
-let scratch: string
-beforeAll(async () => {
-  caller = await linkcheckCallerBootstrap()
-  fleet = await startFixtureFleet()
-  scratch = await Fs.mkdtemp(Path.join(Os.tmpdir(), "civicstack-hostile-site-"))
-})
-afterAll(async () => {
-  await fleet?.close()
-  await caller?.remove()
-  if (scratch !== undefined) await Fs.rm(scratch, { recursive: true, force: true })
-})
+const setup = linkcheckSystemSetup("civicstack-hostile-site-")
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -47,8 +32,8 @@ interface BatchState {
 describe("link checking against a hostile site, in a real server process", () => {
   it("dripping pages over the site's limit do not delay a check of a normal page past the deadline, and their batch completes", { timeout: 120_000 }, async () => {
     const server = await startCli(["serve"], {
-      CIVICSTACK_BOOTSTRAP: caller.file,
-      DATA_DIR: Path.join(scratch, "data"),
+      CIVICSTACK_BOOTSTRAP: setup.caller.file,
+      DATA_DIR: Path.join(setup.scratch, "data"),
       LINKCHECK_ALLOW_PRIVATE_ADDRESSES: "true",
       LINKCHECK_PER_HOST_CONCURRENCY: String(PER_SITE),
       LINKCHECK_CHECK_TIMEOUT_SECONDS: String(CHECK_TIMEOUT_SECONDS)
@@ -56,11 +41,11 @@ describe("link checking against a hostile site, in a real server process", () =>
     try {
       await waitUntilReady(server, 60_000)
       // the HTML pages come first, so they take every slot of the site and keep them until their deadline
-      const htmlDrips = Array.from({ length: 5 }, (_, n) => `${n % 2 === 0 ? fleet.http : fleet.https}/drip?every=200&hostile=${n}`)
-      const textDrips = Array.from({ length: 5 }, (_, n) => `${n % 2 === 0 ? fleet.https : fleet.http}/drip?every=200&type=text&hostile=${n}`)
-      const normalPages = [`${fleet.http}/ok?hostile-batch=1`, `${fleet.http}/ok?hostile-batch=2`]
+      const htmlDrips = Array.from({ length: 5 }, (_, n) => `${n % 2 === 0 ? setup.fleet.http : setup.fleet.https}/drip?every=200&hostile=${n}`)
+      const textDrips = Array.from({ length: 5 }, (_, n) => `${n % 2 === 0 ? setup.fleet.https : setup.fleet.http}/drip?every=200&type=text&hostile=${n}`)
+      const normalPages = [`${setup.fleet.http}/ok?hostile-batch=1`, `${setup.fleet.http}/ok?hostile-batch=2`]
       const uris = [...htmlDrips, ...textDrips, ...normalPages]
-      const site = fleet.watchRequests((host) => host.startsWith("127.0.0.1:"))
+      const site = setup.fleet.watchRequests((host) => host.startsWith("127.0.0.1:"))
 
       const batchStartedAt = Date.now()
       const created = await linkcheckFetch(`${server.url}/batch`, {
@@ -78,7 +63,7 @@ describe("link checking against a hostile site, in a real server process", () =>
       expect(site.inProgress()).toBe(PER_SITE)
 
       const checkStartedAt = Date.now()
-      const checked = await linkcheckFetch(`${server.url}/check?${new URLSearchParams({ uri: `${fleet.http}/ok?hostile-request`, synchronous: "true" })}`)
+      const checked = await linkcheckFetch(`${server.url}/check?${new URLSearchParams({ uri: `${setup.fleet.http}/ok?hostile-request`, synchronous: "true" })}`)
       const checkMillis = Date.now() - checkStartedAt
       expect(checked.status).toBe(200)
       const link = (await checked.json()) as LinkState

@@ -1,13 +1,9 @@
 import autocannon from "autocannon"
+import { type LoadRequest, sentAs } from "../sso/load"
 import type { RouteMeter } from "./routeMeter"
 
 /** One request of a route, made afresh for each request sent. */
-export interface SoakRequest {
-  readonly method: "GET" | "POST"
-  readonly path: string
-  readonly headers: Record<string, string>
-  readonly body?: string
-}
+export type SoakRequest = LoadRequest
 
 /**
  * A family of routes under load: `next` makes each request; `answered` sees each answer with what `next` returned
@@ -49,13 +45,7 @@ export const startRouteLoad = <A>(url: string, load: RouteLoad<A>, seconds: numb
       setupRequest: (request, context: RequestContext) => {
         const { request: chosen, tag } = load.next()
         context.tag = tag
-        return {
-          ...request,
-          method: chosen.method,
-          path: chosen.path,
-          headers: chosen.headers,
-          ...(chosen.body === undefined ? {} : { body: chosen.body })
-        }
+        return sentAs(request, chosen)
       },
       ...(answered === undefined
         ? {}

@@ -8,6 +8,15 @@ export interface LoadRequest {
   readonly body?: string
 }
 
+/** The request autocannon is about to send, made into `chosen`. */
+export const sentAs = <R extends object>(request: R, chosen: LoadRequest) => ({
+  ...request,
+  method: chosen.method,
+  path: chosen.path,
+  headers: chosen.headers,
+  ...(chosen.body === undefined ? {} : { body: chosen.body })
+})
+
 export interface LoadResult {
   readonly requests: number
   readonly seconds: number
@@ -51,13 +60,7 @@ export const runLoad = async (options: LoadOptions): Promise<LoadResult> => {
       setupRequest: (request) => {
         const chosen = options.requests[next % options.requests.length]!
         next += 1
-        return {
-          ...request,
-          method: chosen.method,
-          path: chosen.path,
-          headers: chosen.headers,
-          ...(chosen.body === undefined ? {} : { body: chosen.body })
-        }
+        return sentAs(request, chosen)
       }
     }]
   }, (error, result) => settle({ error, result }))

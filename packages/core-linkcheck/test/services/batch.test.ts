@@ -11,23 +11,13 @@ import { layerMemory } from "../../src/storage/memory"
 import { startFixtureFleet } from "../fixtures/fleet"
 import type { FixtureFleet } from "../fixtures/fleet"
 import { startWebhookReceiver } from "../fixtures/webhookReceiver"
-import { claimEverything, linkcheckWithoutWorkers, runningLinkcheck } from "../fixtures/service"
+import { claimEverything, completedBatch, linkcheckWithoutWorkers, runningLinkcheck } from "../fixtures/service"
 
 let fleet: FixtureFleet
 beforeAll(async () => {
   fleet = await startFixtureFleet()
 })
 afterAll(() => fleet?.close())
-
-const waitForCompletion = (id: number) =>
-  Effect.gen(function*() {
-    const linkChecker = yield* LinkChecker
-    for (;;) {
-      const report = yield* linkChecker.getBatch(id, "every batch")
-      if (report.completedAt !== null) return report
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-    }
-  })
 
 describe("batches through the service", () => {
   it.live("a batch of 5000 uris over 50 hosts completes and fires exactly one correctly signed webhook", () =>
@@ -43,7 +33,7 @@ describe("batches through the service", () => {
         webhook: { uri: receiver.url, secretToken: "s3cret" }
       })
       expect(created.completedAtOnce).toBe(false)
-      const report = yield* waitForCompletion(created.batch.id)
+      const report = yield* completedBatch(created.batch.id)
       expect(report.totals).toEqual({ links: 5000, ok: 4950, caution: 0, broken: 50, pending: 0, danger: 0 })
       expect(report.links.map((link) => link.uri)).toEqual(uris)
 
@@ -80,7 +70,7 @@ describe("batches through the service", () => {
     return Effect.gen(function*() {
       const linkChecker = yield* LinkChecker
       const created = yield* linkChecker.createBatch({ uris, checkedWithin: 0, priority: "high" })
-      const report = yield* waitForCompletion(created.batch.id)
+      const report = yield* completedBatch(created.batch.id)
       expect(report.totals).toMatchObject({ links: uris.length, ok: uris.length })
       expect(uris.filter((uri) => fleet.requestCount(new URL(uri).pathname + new URL(uri).search) !== 1)).toEqual([])
     }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, storeWaitingForFirstRequest)))
@@ -125,7 +115,7 @@ describe("batches through the service", () => {
       const linkChecker = yield* LinkChecker
       const uris = [`${fleet.http}/ok?again=1`, `${fleet.http}/status/410?again=1`]
       const first = yield* linkChecker.createBatch({ uris, checkedWithin: "4 hours", priority: "high" })
-      yield* waitForCompletion(first.batch.id)
+      yield* completedBatch(first.batch.id)
       const second = yield* linkChecker.createBatch({ uris, checkedWithin: "4 hours", priority: "low", webhook: { uri: receiver.url, secretToken: null } })
       expect(second.completedAtOnce).toBe(true)
       expect(second.batch.completedAt).not.toBeNull()
@@ -147,11 +137,11 @@ describe("batches through the service", () => {
         checkedWithin: 0,
         priority: "high"
       })
-      const highDone = yield* waitForCompletion(high.batch.id)
+      const highDone = yield* completedBatch(high.batch.id)
       const lowAtThatTime = yield* linkChecker.getBatch(low.batch.id, "every batch")
       expect(highDone.totals.ok).toBe(60)
       expect(lowAtThatTime.totals.pending).toBeGreaterThan(0)
-      const lowDone = yield* waitForCompletion(low.batch.id)
+      const lowDone = yield* completedBatch(low.batch.id)
       expect(lowDone.totals.ok).toBe(60)
     }).pipe(
       Effect.scoped,
@@ -167,7 +157,7 @@ describe("batches through the service", () => {
         checkedWithin: 0,
         priority: "high"
       })
-      const done = yield* waitForCompletion(created.batch.id)
+      const done = yield* completedBatch(created.batch.id)
       expect(done.totals.ok).toBe(40)
       expect(fleet.peakConcurrentRequests(host)).toBe(3)
     }).pipe(
@@ -188,7 +178,7 @@ describe("batches through the service", () => {
         checkedWithin: 0,
         priority: "high"
       })
-      const done = yield* waitForCompletion(created.batch.id).pipe(Effect.provideService(LinkChecker, first))
+      const done = yield* completedBatch(created.batch.id).pipe(Effect.provideService(LinkChecker, first))
       expect(done.totals.ok).toBe(40)
       expect(fleet.peakConcurrentRequests(host)).toBe(3)
     }).pipe(Effect.scoped))
@@ -203,7 +193,7 @@ describe("batches through the service", () => {
       const host = `shared-out.test:${fleet.httpPort}`
       const paths = Array.from({ length: 40 }, (_, n) => `/slow?ms=40&shared-out=${n}`)
       const { batch } = yield* first.createBatch({ uris: paths.map((path) => `http://${host}${path}`), checkedWithin: 0 })
-      const done = yield* waitForCompletion(batch.id).pipe(Effect.provideService(LinkChecker, first))
+      const done = yield* completedBatch(batch.id).pipe(Effect.provideService(LinkChecker, first))
       expect(done.totals.ok).toBe(40)
       const byCopy = (name: string) =>
         paths.filter((path) => fleet.requests(path)[0]?.headers["user-agent"] === name).length
@@ -238,7 +228,7 @@ describe("batches through the service", () => {
       expect(yield* claimEverything("earlier-life", now).pipe(Effect.provideService(LinkcheckStore, store))).toHaveLength(5)
 
       const restarted = Context.get(yield* Layer.build(runningLinkcheck(fleet, Layer.succeedContext(storeContext))), LinkChecker)
-      const done = yield* waitForCompletion(batch.id).pipe(
+      const done = yield* completedBatch(batch.id).pipe(
         Effect.provideService(LinkChecker, restarted),
         Effect.timeout("10 seconds")
       )

@@ -6,23 +6,13 @@ import { LinkChecker } from "../../src/services/LinkChecker"
 import { layerMemory } from "../../src/storage/memory"
 import { startFixtureFleet } from "../fixtures/fleet"
 import type { FixtureFleet } from "../fixtures/fleet"
-import { linkcheckWithoutWorkers, runningLinkcheck } from "../fixtures/service"
+import { completedBatch, linkcheckWithoutWorkers, runningLinkcheck } from "../fixtures/service"
 
 let fleet: FixtureFleet
 beforeAll(async () => {
   fleet = await startFixtureFleet()
 })
 afterAll(() => fleet?.close())
-
-const waitForCompletion = (id: number) =>
-  Effect.gen(function*() {
-    const linkChecker = yield* LinkChecker
-    for (;;) {
-      const report = yield* linkChecker.getBatch(id, "every batch")
-      if (report.completedAt !== null) return report
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
-    }
-  })
 
 const checkNow = (uri: string, checkFragments?: boolean) =>
   Effect.flatMap(LinkChecker, (linkChecker) =>
@@ -81,7 +71,7 @@ describe("links into a section of a page", () => {
       const pages = Array.from({ length: 5 }, (_, n) => `http://site${n}.test:${fleet.httpPort}/sections?batch=${n}`)
       const uris = pages.flatMap((page) => [`${page}#intro`, `${page}#gone`, page, `${page}#legacy`, `${page}#`, `${page}#gone`])
       const created = yield* linkChecker.createBatch({ uris })
-      const report = yield* waitForCompletion(created.batch.id)
+      const report = yield* completedBatch(created.batch.id)
       for (let n = 0; n < pages.length; n++) expect(fleet.requestCount(`/sections?batch=${n}`)).toBe(1)
       expect(report.links.map((link) => link.uri)).toEqual(uris)
       expect(report.links.map((link) => link.status)).toEqual(
@@ -104,7 +94,7 @@ describe("links into a section of a page", () => {
       const linkChecker = yield* LinkChecker
       const page = `${fleet.http}/sections?batch-off`
       const created = yield* linkChecker.createBatch({ uris: [`${page}#gone`, `${page}#intro`], checkFragments: false })
-      const report = yield* waitForCompletion(created.batch.id)
+      const report = yield* completedBatch(created.batch.id)
       expect(report.links.map((link) => [link.uri, link.status])).toEqual([[`${page}#gone`, "ok"], [`${page}#intro`, "ok"]])
       expect(fleet.requestCount("/sections?batch-off")).toBe(1)
     }).pipe(Effect.provide(runningLinkcheck(fleet, layerMemory()))), { timeout: 30_000 })

@@ -5,7 +5,7 @@ import { LinkChecker } from "../../src/services/LinkChecker"
 import { layerMemory } from "../../src/storage/memory"
 import { startFixtureFleet } from "../fixtures/fleet"
 import type { FixtureFleet } from "../fixtures/fleet"
-import { linkcheckWithoutWorkers, runningLinkcheck } from "../fixtures/service"
+import { completedBatch, linkcheckWithoutWorkers, runningLinkcheck } from "../fixtures/service"
 
 let fleet: FixtureFleet
 beforeAll(async () => {
@@ -25,16 +25,6 @@ const untilInProgress = (watch: { readonly inProgress: () => number }, count: nu
 
 const checkInRequest = (uri: string) =>
   Effect.flatMap(LinkChecker, (linkChecker) => linkChecker.check({ uri, checkedWithin: 0, synchronous: true }))
-
-const waitForCompletion = (id: number) =>
-  Effect.gen(function*() {
-    const linkChecker = yield* LinkChecker
-    for (;;) {
-      const report = yield* linkChecker.getBatch(id, "every batch")
-      if (report.completedAt !== null) return report
-      yield* realPause(50)
-    }
-  })
 
 describe("checks inside requests share the limits of queued checks", () => {
   it.live("a check in a request takes the next free slot of its site before the queued checks, and never one more", () =>
@@ -59,7 +49,7 @@ describe("checks inside requests share the limits of queued checks", () => {
       expect(Duration.toMillis(elapsed)).toBeLessThan(2_000)
       expect((yield* linkChecker.getBatch(batch.id, "every batch")).totals.pending).toBeGreaterThan(4)
 
-      const done = yield* waitForCompletion(batch.id)
+      const done = yield* completedBatch(batch.id)
       expect(done.totals.pending).toBe(0)
       expect(site.peak()).toBe(2)
     }).pipe(
@@ -82,7 +72,7 @@ describe("checks inside requests share the limits of queued checks", () => {
       expect(Duration.toMillis(elapsed)).toBeLessThan(2_000)
       expect((yield* linkChecker.getBatch(batch.id, "every batch")).totals.pending).toBeGreaterThan(4)
 
-      yield* waitForCompletion(batch.id)
+      yield* completedBatch(batch.id)
       expect(all.peak()).toBe(2)
     }).pipe(
       Effect.scoped,
@@ -139,7 +129,7 @@ describe("queued checks and their deadline", () => {
       expect(fleet.requestCount("/ok?after-the-drip")).toBe(0)
 
       yield* TestClock.adjust("10 seconds")
-      const report = yield* waitForCompletion(batch.id)
+      const report = yield* completedBatch(batch.id)
       expect(report.links.map((link) => [link.uri, link.status, link.problemSummary])).toEqual([
         [dripping, "broken", "Website unavailable"],
         [next, "ok", null]
