@@ -1,6 +1,6 @@
 import type { DeliveryStatus } from "./deliveryStatus"
+import { isUuid } from "./ids"
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const splitAddress = (address: string) => {
   const at = address.lastIndexOf("@")
@@ -24,7 +24,7 @@ export const emailIdOfVerpAddress = (bounceAddress: string, recipient: string): 
   const prefix = `${ours.local}+`.toLowerCase()
   if (!theirs.local.toLowerCase().startsWith(prefix)) return undefined
   const id = theirs.local.slice(prefix.length)
-  return UUID.test(id) ? id.toLowerCase() : undefined
+  return isUuid(id) ? id.toLowerCase() : undefined
 }
 
 /** One recipient's part of a delivery status notification (RFC 3464, section 2.3). */

@@ -24,6 +24,7 @@ import { checkedAddress, isSlug, listNotFound, orFail, refused, subscriberNotFou
 import type { CallbackAccess } from "./deliveryReports"
 import { makeDeliveryReports } from "./deliveryReports"
 import type { DeliveryReport, DeliveryReportOutcome } from "../domain/deliveryStatus"
+import { isUuid } from "../domain/ids"
 
 export interface ListRequest {
   readonly title: string
@@ -69,7 +70,6 @@ export interface Health {
 }
 
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** Ids are positive safe integers: any other number names nothing, and is never sent to the database. */
 const isRecordId = (id: number) => Number.isSafeInteger(id) && id > 0
@@ -181,17 +181,17 @@ const make = Effect.gen(function*() {
     })
 
   const subscription = (id: string) =>
-    UUID.test(id)
+    isUuid(id)
       ? Effect.flatMap(store.subscriptionById(id.toLowerCase()), orFail(subscriptionNotFound))
       : Effect.fail(subscriptionNotFound)
 
   const changeFrequency = (id: string, frequency: Frequency) =>
-    UUID.test(id)
+    isUuid(id)
       ? Effect.flatMap(store.changeFrequency(id.toLowerCase(), frequency), orFail(subscriptionNotFound))
       : Effect.fail(subscriptionNotFound)
 
   const unsubscribe = (id: string) =>
-    UUID.test(id)
+    isUuid(id)
       ? store.endSubscription(id.toLowerCase(), "unsubscribed").pipe(Effect.flatMap(orFail(subscriptionNotFound)), Effect.asVoid)
       : Effect.fail(subscriptionNotFound)
 

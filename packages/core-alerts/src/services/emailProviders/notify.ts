@@ -5,6 +5,7 @@ import type { Scope } from "effect"
 import { SignJWT } from "jose"
 import { EmailProvider, PermanentDeliveryFailure, TemporaryDeliveryFailure } from "../EmailProvider"
 import type { DeliveryFailure, OutgoingEmail } from "../EmailProvider"
+import { isUuid } from "../../domain/ids"
 
 export interface NotifyProviderSettings {
   /** Where the API is, e.g. `https://api.notifications.service.gov.uk`. */
@@ -27,9 +28,6 @@ export interface NotifyApiKey {
   readonly secretKey: Redacted.Redacted<string>
 }
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-export const isUuid = (value: string): boolean => uuidPattern.test(value)
 
 /** Splits a Notify API key from its end (key names may hold hyphens); the message never repeats the key. */
 export const parseNotifyApiKey = (apiKey: string): Either.Either<NotifyApiKey, string> => {

@@ -4,11 +4,11 @@ import { Effect, Schema } from "effect"
 import type { Context } from "effect"
 import { DELIVERY_STATUSES } from "../../domain/deliveryStatus"
 import type { EmailStore } from "../EmailStore"
+import { isUuid } from "../../domain/ids"
 
 type Service = Context.Tag.Service<EmailStore>
 type Tools = Effect.Effect.Success<ReturnType<typeof sqlStoreTools>>
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const OutcomeRow = Schema.Struct({ found: Int8, inserted: Int8 })
 
@@ -24,7 +24,7 @@ const ReportRow = Schema.Struct({
 /** The delivery reports kept with the emails (`alerts.delivery_reports`). */
 export const deliveryReportStatements = ({ rows, sql }: Tools): Pick<Service, "recordDeliveryReport" | "deliveryReportsOf"> => ({
   recordDeliveryReport: (report) =>
-    UUID.test(report.emailId)
+    isUuid(report.emailId)
       ? Effect.gen(function*() {
         const receivedAt = yield* now
         const [outcome] = yield* rows("recordDeliveryReport", OutcomeRow, sql`
@@ -45,7 +45,7 @@ export const deliveryReportStatements = ({ rows, sql }: Tools): Pick<Service, "r
       : Effect.succeed("unknown"),
 
   deliveryReportsOf: (emailId) =>
-    UUID.test(emailId)
+    isUuid(emailId)
       ? Effect.map(
         rows("deliveryReportsOf", ReportRow, sql`
           SELECT source, provider_id, status, detail, reported_at, received_at FROM alerts.delivery_reports

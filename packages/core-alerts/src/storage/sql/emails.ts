@@ -12,6 +12,7 @@ import type { Notification } from "../../domain/records"
 import type { ClaimedBody, ClaimedEmail, FanOutChunk, StoredEmail } from "../EmailStore"
 import { EmailStore } from "../EmailStore"
 import { deliveryReportStatements } from "./deliveryReports"
+import { isUuid } from "../../domain/ids"
 
 type Service = Context.Tag.Service<EmailStore>
 
@@ -175,7 +176,6 @@ const StatusFiguresRow = Schema.Struct({
   oldest_pending: Schema.NullOr(Timestamp)
 })
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** Old rows are deleted this many at a time, so that no statement holds many locks for long. */
 const PRUNE_BATCH = 5_000
 
@@ -290,7 +290,7 @@ const makeSqlEmailStore = Effect.gen(function*() {
 
   const store: Service = {
     notification: (id) =>
-      UUID.test(id)
+      isUuid(id)
         ? Effect.map(
           rows("notification", NotificationRow, sql`
             SELECT ${notificationColumns} FROM alerts.notifications n WHERE n.id = ${id}`),
@@ -317,7 +317,7 @@ const makeSqlEmailStore = Effect.gen(function*() {
         )),
 
     contentsOf: (notificationIds) => {
-      const ids = [...new Set(notificationIds.filter((id) => UUID.test(id)))]
+      const ids = [...new Set(notificationIds.filter((id) => isUuid(id)))]
       return ids.length === 0 ? Effect.succeed(new Map()) : Effect.map(
         rows("contentsOf", ContentRow, sql`
           SELECT notification_id, subject, body_before, body_after FROM alerts.notification_contents
@@ -334,7 +334,7 @@ const makeSqlEmailStore = Effect.gen(function*() {
 
     // per list, so that each list's lowest and highest come from the ends of its index rather than a scan of it
     immediateSubscriberRange: (notificationId) =>
-      UUID.test(notificationId)
+      isUuid(notificationId)
         ? Effect.map(
           rows("immediateSubscriberRange", RangeRow, sql`
             SELECT min(r.lowest) AS lowest, max(r.highest) AS highest
@@ -650,7 +650,7 @@ const makeSqlEmailStore = Effect.gen(function*() {
           SELECT count(*) AS count FROM inserted`)),
 
     emailsOfDigestRun: (runId) =>
-      UUID.test(runId)
+      isUuid(runId)
         ? Effect.map(
           rows("emailsOfDigestRun", EmailRow, sql`
             SELECT ${emailColumns} FROM ${emailsWithContent} WHERE e.digest_run_id = ${runId} ORDER BY e.subscriber_id`),
@@ -659,7 +659,7 @@ const makeSqlEmailStore = Effect.gen(function*() {
         : Effect.succeed([]),
 
     email: (id) =>
-      UUID.test(id)
+      isUuid(id)
         ? Effect.map(
           rows("email", EmailRow, sql`SELECT ${emailColumns} FROM ${emailsWithContent} WHERE e.id = ${id}`),
           (found) => Option.map(Option.fromNullable(found[0]), toStoredEmail)
@@ -667,7 +667,7 @@ const makeSqlEmailStore = Effect.gen(function*() {
         : Effect.succeed(Option.none()),
 
     emailsOfNotification: (notificationId) =>
-      UUID.test(notificationId)
+      isUuid(notificationId)
         ? Effect.map(
           rows("emailsOfNotification", EmailRow, sql`
             SELECT ${emailColumns} FROM ${emailsWithContent}

@@ -17,6 +17,7 @@ import type { NewNotification, Notification, Subscriber, SubscriberList, Subscri
 import { firstFreeSlug, slugify } from "../../domain/slug"
 import { AddressTaken, AlertsStore, DuplicateContentChange } from "../AlertsStore"
 import type { AllowanceUse, Subscribed } from "../AlertsStore"
+import { isUuid } from "../../domain/ids"
 
 type Store = Context.Tag.Service<AlertsStore>
 
@@ -132,7 +133,6 @@ const factsJson = (facts: ReadonlyMap<string, ReadonlyArray<string>>) => json(ke
 
 /** PostgreSQL text cannot hold NUL: a value with one can match no stored row. */
 const storable = (text: string) => !text.includes("\u0000")
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const isRowId = (id: number) => Number.isSafeInteger(id) && id > 0
 
 /** Slugs that may collide with candidates for `base` share its first characters. */
@@ -456,7 +456,7 @@ const makeSqlStore = (options: SqlStoreOptions) => Effect.gen(function*() {
         return yield* storeError("subscribe")(`lost ${MAX_RACE_ATTEMPTS} races for the active subscription`)
       })),
     changeFrequency: (id, frequency) =>
-      UUID.test(id)
+      isUuid(id)
         ? transaction(Effect.gen(function*() {
           const at = yield* now
           yield* lockSubscriberOf("changeFrequency", id)
@@ -468,7 +468,7 @@ const makeSqlStore = (options: SqlStoreOptions) => Effect.gen(function*() {
         }))
         : Effect.succeed(Option.none()),
     endSubscription: (id, reason) =>
-      UUID.test(id)
+      isUuid(id)
         ? transaction(Effect.gen(function*() {
           const at = timestamp(yield* now)
           yield* lockSubscriberOf("endSubscription", id)
@@ -542,7 +542,7 @@ const makeSqlStore = (options: SqlStoreOptions) => Effect.gen(function*() {
         : Effect.succeed([]),
     subscriptionById: (id) =>
       Effect.gen(function*() {
-        if (!UUID.test(id)) return Option.none()
+        if (!isUuid(id)) return Option.none()
         const found = yield* subscriptionQuery("subscriptionById", sql`
           SELECT ${subscriptionColumns} FROM alerts.subscriptions WHERE id = ${id}`)
         if (Option.isNone(found)) return Option.none()
