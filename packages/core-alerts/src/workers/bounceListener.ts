@@ -56,6 +56,8 @@ export const bounceListenerLayer = (settings: BounceListenerSettings): Layer.Lay
       size: maxBytes,
       maxClients: 50,
       socketTimeout: 60_000,
+      // at shutdown, a sender still connected is cut off after this: without its 250 it sends the bounce again later
+      closeTimeout: 5_000,
       onRcptTo: (address, _session, callback) =>
         callback(
           emailIdOfVerpAddress(settings.address, address.address) === undefined
