@@ -7,6 +7,7 @@ const sourceOf = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 const kitSources = {
   "@civicstack/kit": [sourceOf("./packages/kit/src/index.ts")],
   "@civicstack/kit/access": [sourceOf("./packages/kit/src/access.ts")],
+  "@civicstack/kit/access/public": [sourceOf("./packages/kit/src/accessPublic.ts")],
   "@civicstack/kit/sdk": [sourceOf("./packages/kit/src/sdk/index.ts")]
 }
 

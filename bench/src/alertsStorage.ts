@@ -6,7 +6,16 @@
  * provider refuses every send as the sender, which pauses delivery), so the growth is what fan-out writes.
  * Progress goes to stderr, the markdown table to stdout.
  */
-import { Alerts, EmailProvider, layerSql, migrate, normaliseListCriteria, TemporaryDeliveryFailure, workers } from "@civicstack/core-alerts"
+import {
+  Alerts,
+  EmailProvider,
+  layerSql,
+  migrate,
+  newNotification,
+  normaliseListCriteria,
+  TemporaryDeliveryFailure,
+  workers
+} from "@civicstack/core-alerts"
 import { keyedRecord } from "@civicstack/core-alerts/api"
 import { layerSql as jobQueueSql, migrate as migrateJobs } from "@civicstack/jobs"
 import { SqlClient } from "@effect/sql"
@@ -109,28 +118,11 @@ const runCase = (label: string, bodyBytes: number) =>
       yield* seedSubscribers(list.id, subscribers)
       const before = yield* schemaBytes
       progress(`${label}: ${subscribers} subscribers seeded; alerts schema ${before} bytes`)
-      const notification = yield* alerts.queueNotification({
+      const notification = yield* alerts.queueNotification(newNotification({
         subject: "A page you follow has changed",
         body: bodyOf(bodyBytes),
-        title: null,
-        description: null,
-        changeNote: null,
-        tags: new Map([["topics", ["bench-storage"]]]),
-        links: new Map(),
-        documentType: null,
-        emailDocumentSupertype: null,
-        governmentDocumentSupertype: null,
-        contentId: null,
-        basePath: null,
-        publicUpdatedAt: null,
-        publishingApp: null,
-        fromAddressId: null,
-        urgent: false,
-        priority: "normal",
-        header: null,
-        footer: null,
-        footnote: null
-      })
+        tags: new Map([["topics", ["bench-storage"]]])
+      }))
       const emails = yield* Effect.scoped(Effect.gen(function*() {
         yield* Layer.build(workers.pipe(Layer.provide(refusingProvider)))
         yield* emailsOf(notification.id).pipe(

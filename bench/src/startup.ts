@@ -6,11 +6,11 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs/promises"
-import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { percentileOfSorted } from "./percentile"
+import { freeLoopbackPort } from "./serverLaunch"
 
 const rounds = Number(process.env.BENCH_STARTUP_ROUNDS ?? 5)
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error("BENCH_STARTUP_ROUNDS must be a whole number of at least 1")
@@ -18,21 +18,11 @@ const builtCli = fileURLToPath(new URL("../../apps/server/dist/cli.js", import.m
 
 const progress = (message: string) => process.stderr.write(`${message}\n`)
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = Net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as Net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-
 const exited = (child: ChildProcess) => new Promise<void>((resolve) => child.once("exit", () => resolve()))
 
 /** Milliseconds from spawn to the first 200 on `/healthcheck/ready`; the server is stopped with SIGTERM after. */
 const timeToReady = async (dataDir: string) => {
-  const port = await freePort()
+  const port = await freeLoopbackPort()
   const startedAt = performance.now()
   const child = spawn(process.execPath, ["--max-old-space-size=256", builtCli, "serve"], {
     env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "warning" },

@@ -4,18 +4,14 @@
  */
 import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import type { RecordedSpan } from "@civicstack/kit/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type InProcessServer, startInProcessServer } from "./inProcessServer"
 import { linkcheckCallerBootstrap, linkcheckFetch } from "./linkcheckCaller"
 
-interface ReceivedSpan {
+interface ReceivedSpan extends Omit<RecordedSpan, "attributes"> {
   readonly service: string
-  readonly name: string
   readonly kind: number
-  readonly traceId: string
-  readonly spanId: string
-  readonly parentSpanId: string | undefined
-  readonly links: ReadonlyArray<{ readonly traceId: string; readonly spanId: string }>
   readonly attributes: Record<string, unknown>
 }
 

@@ -17,6 +17,7 @@ export type {
   Subscription,
   SubscriptionSource
 } from "./domain/records"
+export { newNotification } from "./domain/records"
 export { renderEmail } from "./domain/render"
 export type { RenderedEmail } from "./domain/render"
 export { slugify } from "./domain/slug"

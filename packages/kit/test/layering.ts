@@ -24,7 +24,7 @@ export const FLOORS = [
 const FORBIDDEN_PACKAGES = [/^@effect\/sql-pg(\/|$)/, /^pg(\/|$)/, /^@electric-sql\/pglite(\/|$)/, /^@civicstack\/sql-pglite(\/|$)/, /^@civicstack\/core-/]
 
 /** What the contract may import besides itself, so that an SDK built on it pulls no server code. */
-const CONTRACT_PACKAGES = [/^effect(\/|$)/, /^@effect\/platform(\/|$)/, /^@civicstack\/kit\/access$/]
+const CONTRACT_PACKAGES = [/^effect(\/|$)/, /^@effect\/platform(\/|$)/, /^@civicstack\/kit\/access(\/public)?$/]
 
 const SOURCE = /\.tsx?$/
 

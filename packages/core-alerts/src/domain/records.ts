@@ -64,6 +64,30 @@ export interface NewNotification {
   readonly footnote: string | null
 }
 
+/** A notification of `subject`, `body` and `tags` alone, every other field empty unless `fields` gives it. */
+export const newNotification = (
+  fields: Pick<NewNotification, "subject" | "body" | "tags"> & Partial<NewNotification>
+): NewNotification => ({
+  title: null,
+  description: null,
+  changeNote: null,
+  links: new Map(),
+  documentType: null,
+  emailDocumentSupertype: null,
+  governmentDocumentSupertype: null,
+  contentId: null,
+  basePath: null,
+  publicUpdatedAt: null,
+  publishingApp: null,
+  fromAddressId: null,
+  urgent: false,
+  priority: "normal",
+  header: null,
+  footer: null,
+  footnote: null,
+  ...fields
+})
+
 export interface Notification extends NewNotification {
   readonly id: string
   readonly createdAt: Date

@@ -1,14 +1,6 @@
 import { ApiAccess } from "@civicstack/kit/access"
 
-export {
-  Caller,
-  Forbidden,
-  ForbiddenResponse,
-  isAdmin,
-  OPEN_CALLER,
-  Unauthenticated,
-  UnauthenticatedResponse
-} from "@civicstack/kit/access"
+export * from "@civicstack/kit/access/public"
 
 /**
  * Who may use the link checking API: a bearer token whose user has `signin` on the `link-checker-api` application of
