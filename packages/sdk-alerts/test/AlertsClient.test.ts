@@ -18,14 +18,14 @@ import {
   Unauthenticated,
   UnprocessableEntity
 } from "../src"
-import { FAKE_TOKEN, FakeAlerts, FakeAlertsServer, FORBIDDEN_TOKEN, PUBLIC_SITE_URL, serverUrl } from "./support/fakeAlertsServer"
+import { FAKE_TOKEN, FORBIDDEN_TOKEN, PUBLIC_SITE_URL, RealAlertsServer, Received, serverUrl } from "./support/realAlerts"
 
-const clientOfFakeServer = (bearerToken: string | undefined) =>
+const clientOfServer = (bearerToken: string | undefined) =>
   Layer.unwrapEffect(Effect.map(serverUrl, (baseUrl) => AlertsClient.layer({ baseUrl, bearerToken }))).pipe(
     Layer.provide(NodeHttpClient.layerUndici)
   )
 
-const TestEnvironment = clientOfFakeServer(FAKE_TOKEN).pipe(Layer.provideMerge(FakeAlertsServer))
+const TestEnvironment = clientOfServer(FAKE_TOKEN).pipe(Layer.provideMerge(RealAlertsServer))
 
 /** A subscriber list of its own for each test that needs one. */
 const newList = (name: string) =>
@@ -35,7 +35,7 @@ const newList = (name: string) =>
       ({ subscriberList }) => subscriberList
     ))
 
-layer(TestEnvironment)("AlertsClient against a server of the same contract", (it) => {
+layer(TestEnvironment)("AlertsClient against the real service", (it) => {
   describe("findOrCreateList", () => {
     it.effect("creates a list (201), then finds it by the same criteria written otherwise (200) and retitles it", () =>
       Effect.gen(function*() {
@@ -122,7 +122,7 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
     it.effect("sends names such as __proto__ and constructor as plain data, and pollutes nothing", () =>
       Effect.gen(function*() {
         const client = yield* AlertsClient
-        const fake = yield* FakeAlerts
+        const received = yield* Received
         const tags = criteria([["__proto__", ["polluted"]], ["constructor", allOf("a", "b")], ["prototype", ["p"]]])
         const links = criteria(new Map([["__proto__", anyOf("x")]]))
 
@@ -130,7 +130,7 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
         const found = yield* client.findList({ tags, links })
 
         expect(found.id).toBe(subscriberList.id)
-        const [query] = (yield* fake.listQueries).slice(-1)
+        const [query] = (yield* received.listQueries).slice(-1)
         expect(Object.keys(query!.tags).sort()).toEqual(["__proto__", "constructor", "prototype"])
         expect(Object.getOwnPropertyDescriptor(query!.tags, "__proto__")?.value).toEqual(["polluted"])
         expect(query!.tags["constructor"]).toEqual({ all: ["a", "b"] })
@@ -143,19 +143,19 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
     it.effect("gets a list by its slug; a slug is one path segment, even with a slash in it", () =>
       Effect.gen(function*() {
         const client = yield* AlertsClient
-        const fake = yield* FakeAlerts
+        const received = yield* Received
         const list = yield* newList("slugs")
 
         const got = yield* client.getList(list.slug)
         const withSlash = yield* Effect.flip(client.getList(`${list.slug}/subscriptions`))
-        const before = (yield* fake.listQueries).length
+        const before = (yield* received.listQueries).length
         const empty = yield* Effect.flip(client.getList(""))
 
         expect(got).toEqual(list)
         expect(withSlash).toBeInstanceOf(SubscriberListNotFound)
         expect(empty).toBeInstanceOf(UnprocessableEntity)
         expect(empty).toMatchObject({ details: { slug: ["must not be empty"] } })
-        expect((yield* fake.listQueries).length).toBe(before)
+        expect((yield* received.listQueries).length).toBe(before)
       }))
   })
 
@@ -163,7 +163,7 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
     it.effect("queues a notification under its wire names, on /notifications and /content-changes", () =>
       Effect.gen(function*() {
         const client = yield* AlertsClient
-        const fake = yield* FakeAlerts
+        const received = yield* Received
         const publicUpdatedAt = new Date("2024-03-01T12:00:00Z")
 
         yield* client.notify({
@@ -179,7 +179,7 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
         })
         yield* client.sendContentChange({ subject: "Changed", body: "It changed", publicUpdatedAt: "2024-03-02T08:00:00Z" })
 
-        const [notification, contentChange] = (yield* fake.notifications).slice(-2)
+        const [notification, contentChange] = (yield* received.notifications).slice(-2)
         expect(notification?.path).toBe("/notifications")
         expect(notification?.body).toMatchObject({
           title: "New guidance",
@@ -214,8 +214,8 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
     it.effect("refuses a notification with nothing to send, or a bad field, before sending it", () =>
       Effect.gen(function*() {
         const client = yield* AlertsClient
-        const fake = yield* FakeAlerts
-        const before = (yield* fake.notifications).length
+        const received = yield* Received
+        const before = (yield* received.notifications).length
 
         const nothing = yield* Effect.flip(client.notify({ subject: "Only a subject" }))
         const badDate = yield* Effect.flip(client.notify({ title: "Dated", publicUpdatedAt: "yesterday" }))
@@ -225,7 +225,7 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
         expect(nothing).toMatchObject({ details: { body: ["a notification needs a subject and a body, or a title"] } })
         expect(badDate).toMatchObject({ _tag: "UnprocessableEntity", details: { public_updated_at: expect.anything() } })
         expect(invalidDate).toMatchObject({ _tag: "UnprocessableEntity", details: { public_updated_at: expect.anything() } })
-        expect((yield* fake.notifications).length).toBe(before)
+        expect((yield* received.notifications).length).toBe(before)
       }))
   })
 
@@ -268,7 +268,7 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
 
         expect(unknownList).toBeInstanceOf(SubscriberListNotFound)
         expect(badAddress).toBeInstanceOf(UnprocessableEntity)
-        expect(badAddress).toMatchObject({ details: { address: ["is not an email address"] } })
+        expect(badAddress).toMatchObject({ details: { address: ["must be an email address"] } })
         expect(badFrequency).toBeInstanceOf(UnprocessableEntity)
         expect(Object.keys((badFrequency as UnprocessableEntity).details ?? {})).toEqual(["frequency"])
         expect(badListId).toMatchObject({ _tag: "UnprocessableEntity", details: { subscriber_list_id: expect.anything() } })
@@ -400,7 +400,7 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
     it.effect("sends an auth token to a known address; an unknown one is not found; an outside link is refused", () =>
       Effect.gen(function*() {
         const client = yield* AlertsClient
-        const fake = yield* FakeAlerts
+        const received = yield* Received
         const list = yield* newList("auth-token")
         const { subscription } = yield* client.subscribe({ address: "io@example.org", listId: list.id })
 
@@ -415,19 +415,19 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
         )
 
         expect(subscriber.id).toBe(subscription.subscriber_id)
-        expect((yield* fake.authTokens).slice(-1)).toEqual([
+        expect((yield* received.authTokens).slice(-1)).toEqual([
           { subscriberId: subscriber.id, destination: "/email/manage", redirect: "/email/manage/frequency" }
         ])
         expect(unknown).toBeInstanceOf(SubscriberNotFound)
         expect(outside).toMatchObject({ _tag: "UnprocessableEntity", details: { destination: [expect.stringContaining("path on the site")] } })
-        expect((yield* fake.authTokens).length).toBe(1)
+        expect((yield* received.authTokens).length).toBe(1)
       }))
   })
 
   it.effect("sends a subscription's confirmation for a known list; an unknown list is not found; a bad frequency is refused", () =>
     Effect.gen(function*() {
       const client = yield* AlertsClient
-      const fake = yield* FakeAlerts
+      const received = yield* Received
       const list = yield* newList("confirm-subscription")
       yield* client.sendSubscriptionAuthToken({ address: "io@example.org", topicId: list.slug, frequency: "daily" })
       const unknown = yield* Effect.flip(
@@ -436,7 +436,7 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
       const badFrequency = yield* Effect.flip(
         client.sendSubscriptionAuthToken({ address: "io@example.org", topicId: list.slug, frequency: "hourly" as "daily" })
       )
-      expect(yield* fake.subscriptionConfirmations).toEqual([
+      expect(yield* received.subscriptionConfirmations).toEqual([
         { address: "io@example.org", topic_id: list.slug, frequency: "daily" }
       ])
       expect(unknown).toBeInstanceOf(SubscriberListNotFound)
@@ -454,7 +454,7 @@ layer(TestEnvironment)("AlertsClient against a server of the same contract", (it
 })
 
 describe("AlertsClient access", () => {
-  const withToken = (bearerToken: string | undefined) => clientOfFakeServer(bearerToken).pipe(Layer.provideMerge(FakeAlertsServer))
+  const withToken = (bearerToken: string | undefined) => clientOfServer(bearerToken).pipe(Layer.provideMerge(RealAlertsServer))
 
   it.effect("without a token: Unauthenticated for the API, and the health check still answers", () =>
     Effect.gen(function*() {
@@ -482,9 +482,9 @@ describe("AlertsClient access", () => {
   it.effect("with the service's token the same call passes", () =>
     Effect.gen(function*() {
       const client = yield* AlertsClient
-      const fake = yield* FakeAlerts
+      const received = yield* Received
       yield* client.notify({ title: "allowed" })
-      expect((yield* fake.notifications).map((notification) => notification.body.title)).toEqual(["allowed"])
+      expect((yield* received.notifications).map((notification) => notification.body.title)).toEqual(["allowed"])
     }).pipe(Effect.provide(withToken(FAKE_TOKEN))))
 })
 

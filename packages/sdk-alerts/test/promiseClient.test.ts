@@ -18,7 +18,7 @@ import {
   UnauthenticatedError,
   UnprocessableEntityError
 } from "../src"
-import { FAKE_TOKEN, FakeAlerts, FakeAlertsServer, FORBIDDEN_TOKEN, QUEUE_WARNING_SIZE, serverUrl } from "./support/fakeAlertsServer"
+import { FAKE_TOKEN, FORBIDDEN_TOKEN, QUEUE_WARNING_SIZE, RealAlertsServer, Received, serverUrl } from "./support/realAlerts"
 
 interface Exchange {
   readonly method: string
@@ -45,8 +45,8 @@ const rejectionOf = async (call: Promise<unknown>): Promise<unknown> => {
   return outcome.error
 }
 
-describe("createAlertsClient against a server of the same contract", () => {
-  const server = ManagedRuntime.make(FakeAlertsServer)
+describe("createAlertsClient against the real service", () => {
+  const server = ManagedRuntime.make(RealAlertsServer)
   const recording = recordingFetch()
   let baseUrl = ""
   let client: AlertsPromiseClient
@@ -111,7 +111,7 @@ describe("createAlertsClient against a server of the same contract", () => {
     await client.sendContentChange({ subject: "Promised subject", body: "Promised body" })
     expect(recording.last()).toMatchObject({ method: "POST", status: 202 })
     expect(recording.last().url.pathname).toBe("/content-changes")
-    const received = await server.runPromise(FakeAlerts.use((fake) => fake.notifications))
+    const received = await server.runPromise(Received.use((received) => received.notifications))
     expect(received.slice(-2).map(({ body, path }) => [path, body.title ?? body.subject])).toEqual([
       ["/notifications", "Promised change"],
       ["/content-changes", "Promised subject"]
@@ -209,18 +209,18 @@ describe("createAlertsClient against a server of the same contract", () => {
 })
 
 describe("createAlertsClient health", () => {
-  const server = ManagedRuntime.make(FakeAlertsServer)
+  const server = ManagedRuntime.make(RealAlertsServer)
   afterAll(() => server.dispose())
 
   it("reads the queue's health as the service reports it", async () => {
     const client = createAlertsClient({ baseUrl: await server.runPromise(serverUrl), bearerToken: FAKE_TOKEN })
     try {
       expect(await client.health()).toEqual({
-        checks: { queue_size: { status: "ok" }, queue_age: { status: "ok" } },
+        checks: { queue_size: { status: "ok" }, queue_age: { status: "ok" }, delivery: { status: "ok" } },
         status: "ok"
       })
       for (let queued = 0; queued < QUEUE_WARNING_SIZE; queued++) await client.notify({ title: `queued ${queued}` })
-      expect(await server.runPromise(FakeAlerts.use((fake) => fake.notifications))).toHaveLength(QUEUE_WARNING_SIZE)
+      expect(await server.runPromise(Received.use((received) => received.notifications))).toHaveLength(QUEUE_WARNING_SIZE)
       expect(await client.health()).toMatchObject({ checks: { queue_size: { status: "warning" } }, status: "warning" })
     } finally {
       await client.close()
