@@ -1,3 +1,4 @@
+import { annotateSpan, withSpanWhenTracing } from "@civicstack/kit"
 import { Cause, Context, Duration, Effect, Layer } from "effect"
 import { assembleOutcome, checkFailedOutcome } from "../domain/outcome"
 import type { CheckResult } from "../domain/check"
@@ -33,10 +34,10 @@ const makeInspector = (config: InspectorConfig) =>
             Effect.as<Inspection>({ result: checkFailedOutcome, anchors: null })
           )
         ),
-        Effect.tap(({ result }) => Effect.annotateCurrentSpan("linkcheck.status", result.status)),
+        Effect.tap(({ result }) => annotateSpan("linkcheck.status", result.status)),
         // the host only: a link's path and query may carry what its page's owner keeps private
-        Effect.withSpan("linkcheck.inspect", {
-          attributes: { "server.address": URL.canParse(uri) ? new URL(uri).hostname : "(invalid)" }
+        withSpanWhenTracing("linkcheck.inspect", {
+          attributes: () => ({ "server.address": URL.canParse(uri) ? new URL(uri).hostname : "(invalid)" })
         })
       )
     // decoded when asked, as followLink does, so that a bad setting is a defect of the check and not of the service

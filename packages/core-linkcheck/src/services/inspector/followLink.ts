@@ -120,9 +120,9 @@ export const followLink = (
           cookie: cookies.headerFor(url),
           verifyCertificate,
           headLimit: ratingWindow,
-          readAnchors: readsAnchors
+          readAnchors: readsAnchors,
+          deadline: { atMillis: startedAt + networkMillisLeft, outOfTime }
         }).pipe(
-          Effect.timeoutFail({ duration: networkMillisLeft, onTimeout: outOfTime }),
           Effect.ensuring(Effect.map(Clock.currentTimeMillis, (endedAt) => {
             networkMillisLeft -= endedAt - startedAt
           }))

@@ -3,6 +3,7 @@ import type { Resolver } from "@civicstack/outbound"
 import { Duration, Effect } from "effect"
 import type { Scope } from "effect"
 import type { Dispatcher } from "undici"
+import { type Alarms, makeAlarms } from "./alarms"
 import { AnchorCollector } from "./anchors"
 
 export interface TransportSettings {
@@ -44,6 +45,8 @@ export interface GetOptions {
   readonly headLimit: (status: number, contentType: string | undefined) => number
   /** Read on, past the head, for the anchors of a body whose head is read. */
   readonly readAnchors: boolean
+  /** When the check's time is up, on Effect's Clock: the request is then dropped and fails with `outOfTime()`. */
+  readonly deadline: { readonly atMillis: number; readonly outOfTime: () => OutboundFailure }
 }
 
 export interface Transport {
@@ -119,6 +122,7 @@ class Exchange implements Dispatcher.DispatchHandlers {
   private headersSeen = false
   private slow = false
   private readonly slowDeadline: Deadline
+  private readonly disarmCheckDeadline: () => void
   private responseDeadline: Deadline | undefined
   private bodyDeadline: Deadline | undefined
   private headLimit = 0
@@ -135,10 +139,16 @@ class Exchange implements Dispatcher.DispatchHandlers {
   constructor(
     private readonly settings: ExchangeSettings,
     private readonly options: GetOptions,
-    private readonly resume: (result: Effect.Effect<Answer, OutboundFailure>) => void
+    private readonly resume: (result: Effect.Effect<Answer, OutboundFailure>) => void,
+    alarms: Alarms
   ) {
     this.slowDeadline = new Deadline(settings.slowThresholdMillis, () => {
       if (!this.headersSeen) this.slow = true
+    })
+    this.disarmCheckDeadline = alarms.set(options.deadline.atMillis, () => {
+      const failure = options.deadline.outOfTime()
+      this.fail(failure)
+      this.abort(failure)
     })
   }
 
@@ -155,6 +165,7 @@ class Exchange implements Dispatcher.DispatchHandlers {
   }
 
   private stopTimers(): void {
+    this.disarmCheckDeadline()
     this.slowDeadline.cancel()
     this.responseDeadline?.cancel()
     this.bodyDeadline?.cancel()
@@ -162,6 +173,7 @@ class Exchange implements Dispatcher.DispatchHandlers {
 
   private settle(head: string | null): void {
     this.settled = true
+    this.disarmCheckDeadline()
     this.resume(Effect.succeed({ ...this.answer!, head, anchors: this.anchors, slow: this.slow }))
   }
 
@@ -353,6 +365,7 @@ export const makeTransport = (settings: TransportSettings): Effect.Effect<Transp
         connectionsPerOrigin: settings.perHostConnections,
         verifyCertificates: verifyCertificate
       })
+    const alarms = yield* makeAlarms
     const verifying = yield* makeAgent(true)
     // Only used again after a certificate failure, to see what the page would show past the browser's warning.
     const notVerifying = yield* makeAgent(false)
@@ -368,7 +381,7 @@ export const makeTransport = (settings: TransportSettings): Effect.Effect<Transp
           ? ["user-agent", settings.userAgent, "accept", "text/html,*/*"]
           : ["user-agent", settings.userAgent, "accept", "text/html,*/*", "cookie", options.cookie]
         return Effect.async<Answer, OutboundFailure>((resume) => {
-          const exchange = new Exchange(exchangeSettings, options, resume)
+          const exchange = new Exchange(exchangeSettings, options, resume, alarms)
           try {
             ;(options.verifyCertificate ? verifying : notVerifying).dispatch({
               origin: url.origin,
