@@ -196,6 +196,16 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const claimGroup = Math.max(1, Math.floor(settings.concurrency / 4))
     const claimWanted = () =>
       capacity - running.size - readyCount >= claimGroup || (running.size < settings.concurrency && readyCount === 0)
+    /**
+     * The last claim found nothing, and no check waits unclaimed (the rest of a batch is running). A slot that frees
+     * then does not wake the claim loop, which waits for new work to be signalled or for its poll, rather than
+     * claiming again after every check of the batch's tail.
+     */
+    let nothingWaits = false
+    const noCheckWaits = Effect.flatMap(now, (at) => store.workload(at)).pipe(
+      Effect.map((figures) => figures.pending <= figures.claimed),
+      Effect.orElseSucceed(() => false)
+    )
 
     const stopChecking = (check: ClaimedCheck) =>
       Effect.sync(() => {
@@ -205,7 +215,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       }).pipe(
         Effect.zipRight(startReady),
         // waking the claim loop for less than a group would only send it back to sleep
-        Effect.zipRight(Effect.suspend(() => (claimWanted() ? signal.notify : Effect.void)))
+        Effect.zipRight(Effect.suspend(() => (claimWanted() && !nothingWaits ? signal.notify : Effect.void)))
       )
 
     /**
@@ -308,15 +318,18 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       })
       const lowClaimed = claimed.filter((check) => check.priority === "low").length
       lowPriorityCredit = Math.max(0, lowPriorityCredit - Math.min(lowClaimed, lowPriorityQuota))
+      const joined = new Set<Array<ClaimedCheck>>()
       for (const check of claimed) {
         const queue = ready.get(check.host)
         if (queue === undefined) ready.set(check.host, [check])
         else {
           queue.push(check)
-          queue.sort((a, b) => (runsBefore(a, b) ? -1 : 1))
+          joined.add(queue)
         }
         readyCount += 1
       }
+      // a claim's checks come in order; only a host that already had some waits to be put in order again
+      for (const queue of joined) queue.sort((a, b) => (runsBefore(a, b) ? -1 : 1))
       yield* startReady
       return claimed.length
     }).pipe(claiming.withPermits(1), Effect.uninterruptible)
@@ -370,6 +383,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         Effect.tapErrorCause((cause) => Effect.logWarning("Claiming link checks failed", cause)),
         Effect.orElseSucceed(() => 0)
       )
+      nothingWaits = claimed === 0 && (yield* noCheckWaits)
       if (claimed < room) {
         yield* Effect.sleep(SHORT_CLAIM_PAUSE)
         yield* signal.wait(settings.pollInterval)

@@ -1,5 +1,5 @@
 import { it } from "@effect/vitest"
-import { Context, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Ref, Schema, Scope } from "effect"
 import { createHmac } from "node:crypto"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { BatchReport } from "../../src/api/reports"
@@ -18,6 +18,17 @@ beforeAll(async () => {
   fleet = await startFixtureFleet()
 })
 afterAll(() => fleet?.close())
+
+const claims = Ref.unsafeMake(0)
+/** The memory store, counting the scheduler's claims. */
+const countingClaims = Layer.effect(
+  LinkcheckStore,
+  Effect.map(LinkcheckStore, (store) => ({
+    ...store,
+    claimChecks: (request: Parameters<typeof store.claimChecks>[0]) =>
+      Effect.zipRight(Ref.update(claims, (count) => count + 1), store.claimChecks(request))
+  }))
+).pipe(Layer.provide(layerMemory()))
 
 describe("batches through the service", () => {
   it.live("a batch of 5000 uris over 50 hosts completes and fires exactly one correctly signed webhook", () =>
@@ -100,6 +111,16 @@ describe("batches through the service", () => {
       const delivered = JSON.parse(receiver.received[0]!.body.toString("utf8"))
       expect(delivered).toMatchObject({ id: created.batch.id, status: "completed", totals: { links: 1, ok: 1 } })
     }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, layerMemory()))))
+
+  it.live("once every check of a batch is claimed, the slots its checks free do not send the scheduler back to claim", () =>
+    Effect.gen(function*() {
+      const linkChecker = yield* LinkChecker
+      // one page a host, ending 40 ms apart: each end frees a slot with nothing left to claim
+      const uris = Array.from({ length: 20 }, (_, n) => `http://tail${n}.test:${fleet.httpPort}/slow?ms=${40 * (n + 1)}&tail`)
+      const { batch } = yield* linkChecker.createBatch({ uris, checkedWithin: 0 })
+      yield* completedBatch(batch.id)
+      expect(yield* Ref.get(claims)).toBeLessThanOrEqual(3)
+    }).pipe(Effect.provide(runningLinkcheck(fleet, countingClaims, { scheduler: { pollInterval: "1 minute" } }))))
 
   it.live("a scheduler given a count that is not a finite number stops at once with a defect naming it", () =>
     Effect.gen(function*() {
