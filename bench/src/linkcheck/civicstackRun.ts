@@ -13,10 +13,11 @@ import { observe } from "./observe"
 import { peakRssBytes, processCpuMs, resetPeakRss, rssBytes } from "./procfs"
 import type { ArrivedWebhook, Receiver } from "./receiver"
 import { type ServerDatabase, startReferenceServer } from "./referenceServer"
-import { type Backend, notMeasured, type RunIdentity, type RunNumber, type RunResult } from "./runResult"
+import { type Backend, notMeasured, type RunIdentity, runLabel, type RunNumber, type RunResult } from "./runResult"
 
 export interface CivicstackRunInput {
   readonly run: RunNumber
+  readonly round: number
   readonly backend: Backend
   readonly limits: Limits
   /** The batches, all posted at once (in this order); usually one. */
@@ -131,10 +132,10 @@ const measure = (input: CivicstackRunInput, identity: RunIdentity) =>
     const allLinks = input.batches.flat()
     const database = yield* serverDatabase(input.backend, input.databaseUrl)
     const server = yield* startReferenceServer(database, input.limits)
-    const label = `run ${input.run}, civicstack on ${input.backend}, ${input.batches.length} batch(es)`
+    const label = `${runLabel(input)}, civicstack on ${input.backend}, ${input.batches.length} batch(es)`
     const client = yield* makeLinkcheckClient({ baseUrl: server.url, bearerToken: server.token })
     const prepared = yield* Effect.forEach(input.batches, (links, index) =>
-      Effect.map(input.receiver.expectWebhook(`run-${input.run}-${input.backend}-${input.batches.length}-${index + 1}`), (webhook) => ({
+      Effect.map(input.receiver.expectWebhook(`run-${input.run}-${input.round}-${input.backend}-${input.batches.length}-${index + 1}`), (webhook) => ({
         links,
         webhook,
         secret: crypto.randomUUID(),
@@ -236,11 +237,12 @@ export const runCivicstack = (
 }
 
 export const civicstackIdentity = (
-  input: Pick<CivicstackRunInput, "run" | "backend" | "limits" | "batches">
+  input: Pick<CivicstackRunInput, "run" | "round" | "backend" | "limits" | "batches">
 ): RunIdentity => {
   const allLinks = input.batches.flat()
   return {
     run: input.run,
+    round: input.round,
     system: "civicstack",
     backend: input.backend,
     limits: input.limits,

@@ -8,11 +8,13 @@ import { LinkinatorOutcome, linkinatorReadyLine, linkinatorResultPrefix } from "
 import { countOfKind, hopCount, inOrderIdealMs, type Limits, lowerBoundMs, type PlannedLink, plannedLatencyMs } from "./linkPlan"
 import { observe } from "./observe"
 import type { Receiver } from "./receiver"
-import { notMeasured, type RunIdentity, type RunResult } from "./runResult"
+import { notMeasured, type RunIdentity, runLabel, type RunResult } from "./runResult"
 
 const linkinatorEntry = fileURLToPath(new URL("./linkinatorMain.ts", import.meta.url))
 
 export interface LinkinatorRunInput {
+  /** The round of run 2. */
+  readonly round: number
   readonly concurrency: number
   readonly timeoutMs: number
   readonly links: ReadonlyArray<PlannedLink>
@@ -41,7 +43,7 @@ const measure = (input: LinkinatorRunInput, identity: RunIdentity) =>
       Effect.mapError(failWith("cannot start linkinator's check"))
     )
     const { observed, value: outcome } = yield* observe(
-      "run 2, linkinator",
+      `${runLabel(identity)}, linkinator`,
       input.fleet,
       expectedRequests,
       start.pipe(
@@ -88,6 +90,7 @@ export const runLinkinator = (
   const limits: Limits = { global: input.concurrency, perHost: Number.POSITIVE_INFINITY }
   const identity: RunIdentity = {
     run: 2,
+    round: input.round,
     system: "linkinator",
     backend: null,
     limits,

@@ -13,6 +13,8 @@ export type RunNumber = 1 | 2 | 3
 /** Which run, which checker, under which limits, and what an ideal scheduler could do under them. */
 export interface RunIdentity {
   readonly run: RunNumber
+  /** Which round of its run, from 1 (runs 1 and 2 repeat in rounds; run 3 has one). */
+  readonly round: number
   readonly system: "civicstack" | "linkinator"
   /** The reference server's database; null for linkinator. */
   readonly backend: Backend | null
@@ -73,6 +75,10 @@ export interface Skipped extends RunIdentity {
 }
 
 export type RunResult = Measured | NotMeasured | Skipped
+
+/** How progress lines name a run: its round too in runs 1 and 2. */
+export const runLabel = (identity: Pick<RunIdentity, "run" | "round">) =>
+  identity.run === 3 ? "run 3" : `run ${identity.run}, round ${identity.round}`
 
 /** A run that stopped: the whole cause goes to stderr, its message to the report. */
 export const notMeasured = (identity: RunIdentity, cause: Cause.Cause<unknown>): Effect.Effect<NotMeasured> => {
