@@ -21,12 +21,8 @@ const DEFAULT_CHECKED_WITHIN = Duration.seconds(DEFAULT_CHECKED_WITHIN_SECONDS)
  */
 const letWorkersClaim = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 0)))
 
-/**
- * A batch of more links than this gets its checks before it is written, this many first and then
- * `EARLY_CHECKS_PER_STATEMENT` at a time, so that checking starts at once and the workers claim between statements.
- */
+/** Links of a larger batch that are given checks before the batch is written, so that checking starts at once. */
 export const EARLY_START_LINKS = 256
-const EARLY_CHECKS_PER_STATEMENT = 1000
 
 export interface CheckRequest {
   readonly uri: string
@@ -130,12 +126,11 @@ const makeLinkChecker = Effect.gen(function*() {
     })
 
   /**
-   * Writing a batch of thousands of links in one transaction takes a while (and on PGlite holds the one session), so
-   * a larger batch's links get their checks first, a statement at a time, and the workers start on them meanwhile;
-   * the batch then takes them up as checks created since the request came. Should the batch fail to be written,
-   * those checks still run, and their results serve the caller's retry.
+   * Writing a batch of thousands of links takes a while, so its first links get checks of their own first and the
+   * workers start on them meanwhile; the batch then takes them up as checks created since the request came. Should
+   * the batch fail to be written, those checks still run, and their results serve the caller's retry.
    */
-  const startChecksEarly = (
+  const startFirstLinks = (
     uris: ReadonlyArray<string>,
     checkFragments: boolean,
     priority: CheckPriority,
@@ -145,15 +140,15 @@ const makeLinkChecker = Effect.gen(function*() {
     Effect.gen(function*() {
       const pages = pagesOf(uris.map(targetOf), checkFragments)
       if (pages.length <= EARLY_START_LINKS) return false
-      for (let from = 0; from < pages.length;) {
-        const to = from === 0 ? EARLY_START_LINKS : from + EARLY_CHECKS_PER_STATEMENT
-        const started = yield* store.createChecks({ pages: pages.slice(from, to), priority, reuseSince: window, now: at })
-        if (started.length > 0) {
-          yield* signal.notify
-          yield* letWorkersClaim
-        }
-        from = to
-      }
+      const started = yield* store.createChecks({
+        pages: pages.slice(0, EARLY_START_LINKS),
+        priority,
+        reuseSince: window,
+        now: at
+      })
+      if (started.length === 0) return false
+      yield* signal.notify
+      yield* letWorkersClaim
       return true
     })
 
@@ -163,7 +158,7 @@ const makeLinkChecker = Effect.gen(function*() {
       const priority = request.priority ?? "high"
       const window = reuseSince(at, request.checkedWithin)
       const checkFragments = request.checkFragments ?? settings.checkFragments
-      const startedEarly = yield* startChecksEarly(request.uris, checkFragments, priority, window, at)
+      const startedEarly = yield* startFirstLinks(request.uris, checkFragments, priority, window, at)
       const batch = yield* completion.createBatch({
         uris: request.uris,
         checkFragments,

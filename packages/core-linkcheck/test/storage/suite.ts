@@ -770,27 +770,6 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           expect(completedIds.sort((x, y) => x - y)).toEqual(batches.map((batch) => batch.id))
         }))
 
-      test("a check that a batch being written reuses can still be claimed meanwhile", () =>
-        Effect.gen(function*() {
-          const store = yield* LinkcheckStore
-          const second = yield* SecondCopy
-          const check = yield* store.createCheck({ uri: "https://reused.example/", priority: "high", now: start })
-          const written = yield* Deferred.make<void>()
-          const release = yield* Deferred.make<void>()
-          const writing = yield* Effect.fork(second.transaction(Effect.gen(function*() {
-            yield* second.createBatch({ uris: [check.uri], priority: "high", reuseSince: start, webhook: null, now: at(1) })
-            yield* Deferred.succeed(written, undefined)
-            yield* Deferred.await(release)
-          })))
-          yield* Deferred.await(written)
-          // where a store runs one transaction at a time, the claim waits for the batch instead
-          const claiming = yield* Effect.fork(claim())
-          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
-          yield* Deferred.succeed(release, undefined)
-          yield* Fiber.join(writing)
-          expect((yield* Fiber.join(claiming)).map((claimed) => claimed.id)).toEqual([check.id])
-        }))
-
       test("a batch reusing a check that completes meanwhile still completes", () =>
         Effect.gen(function*() {
           const store = yield* LinkcheckStore

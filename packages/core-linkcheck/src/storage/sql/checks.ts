@@ -70,9 +70,8 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
     `).pipe(Effect.map((created) => checkRecordOf(created[0]!)))
 
   /**
-   * Locks the checks it returns (KEY SHARE), so that none completes (`recordResults` locks FOR UPDATE) or disappears
-   * before the batch is written, while workers can still claim them. A page whose anchors are wanted reuses only a
-   * check that reads them.
+   * Locks the checks it returns, so that none completes or disappears before the batch is written. A page whose
+   * anchors are wanted reuses only a check that reads them.
    */
   const lockReusableChecks = (pages: ReadonlyArray<WantedPage>, since: Date) =>
     sql`
@@ -85,7 +84,7 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
         ORDER BY r.uri, r.created_at DESC, r.id DESC
       )
       ORDER BY c.id
-      FOR KEY SHARE
+      FOR NO KEY UPDATE
     `.pipe(Effect.flatMap(decodeRows(CheckRow)), Effect.map((rows) => rows.map(checkRecordOf)))
 
   const raiseToHighPriority = (ids: ReadonlyArray<string>) =>
@@ -235,17 +234,14 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
     )
   }
 
-  /**
-   * Locks in id order, so that statements touching many checks cannot deadlock each other. Completing takes FOR
-   * UPDATE, so that it waits for a batch being written with one of the checks.
-   */
-  const heldChecks = (workerId: string, ids: ReadonlyArray<string>, lock = sql.literal("FOR NO KEY UPDATE")) =>
+  /** Locks in id order, so that statements touching many checks cannot deadlock each other. */
+  const heldChecks = (workerId: string, ids: ReadonlyArray<string>) =>
     sql`
       SELECT h.id FROM linkcheck.checks h
       WHERE h.id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids.filter(isCheckId))}::jsonb)::bigint)
         AND h.claimed_by = ${workerId} AND h.completed_at IS NULL
       ORDER BY h.id
-      ${lock}
+      FOR NO KEY UPDATE
     `
 
   const extendClaims = (workerId: string, ids: ReadonlyArray<string>, until: Date) =>
@@ -283,7 +279,7 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
         id bigint, status text, errors jsonb, warnings jsonb, danger jsonb, problem_summary text, suggested_fix text,
         report_after_uri text, anchors jsonb
       )
-      WHERE c.id = r.id AND c.id IN (${heldChecks(workerId, updates.map(({ id }) => id), sql.literal("FOR UPDATE"))})
+      WHERE c.id = r.id AND c.claimed_by = ${workerId} AND c.completed_at IS NULL
       RETURNING c.id::text AS id
     `.pipe(Effect.flatMap(decodeRows(IdRow)), Effect.map((recorded) => recorded.map((row) => row.id)))
   }
