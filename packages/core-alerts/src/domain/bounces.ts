@@ -1,7 +1,6 @@
 import type { DeliveryStatus } from "./deliveryStatus"
 import { isUuid } from "./ids"
 
-
 const splitAddress = (address: string) => {
   const at = address.lastIndexOf("@")
   return at <= 0 ? undefined : { local: address.slice(0, at), domain: address.slice(at + 1) }

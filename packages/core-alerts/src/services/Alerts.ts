@@ -69,8 +69,6 @@ export interface Health {
   readonly status: HealthStatus
 }
 
-
-
 /** Ids are positive safe integers: any other number names nothing, and is never sent to the database. */
 const isRecordId = (id: number) => Number.isSafeInteger(id) && id > 0
 

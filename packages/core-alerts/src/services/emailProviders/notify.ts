@@ -28,7 +28,6 @@ export interface NotifyApiKey {
   readonly secretKey: Redacted.Redacted<string>
 }
 
-
 /** Splits a Notify API key from its end (key names may hold hyphens); the message never repeats the key. */
 export const parseNotifyApiKey = (apiKey: string): Either.Either<NotifyApiKey, string> => {
   const key = apiKey.trim()

@@ -9,7 +9,6 @@ import { isUuid } from "../../domain/ids"
 type Service = Context.Tag.Service<EmailStore>
 type Tools = Effect.Effect.Success<ReturnType<typeof sqlStoreTools>>
 
-
 const OutcomeRow = Schema.Struct({ found: Int8, inserted: Int8 })
 
 const ReportRow = Schema.Struct({

@@ -317,7 +317,7 @@ const makeSqlEmailStore = Effect.gen(function*() {
         )),
 
     contentsOf: (notificationIds) => {
-      const ids = [...new Set(notificationIds.filter((id) => isUuid(id)))]
+      const ids = [...new Set(notificationIds.filter(isUuid))]
       return ids.length === 0 ? Effect.succeed(new Map()) : Effect.map(
         rows("contentsOf", ContentRow, sql`
           SELECT notification_id, subject, body_before, body_after FROM alerts.notification_contents
