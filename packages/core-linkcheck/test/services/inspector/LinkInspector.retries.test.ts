@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, TestClock } from "effect"
+import { Chunk, Duration, Effect, Fiber, TestClock } from "effect"
 import { startFixtureFleet } from "../../fixtures/fleet"
 import type { FixtureFleet } from "../../fixtures/fleet"
 import { checkLink, expectOk, expectSingleProblem } from "./support"
@@ -15,6 +15,13 @@ const realPause = (millis: number) => Effect.promise(() => new Promise((resolve)
 
 const waitUntil = (condition: Effect.Effect<boolean>): Effect.Effect<void> =>
   Effect.flatMap(condition, (done) => (done ? Effect.void : Effect.zipRight(realPause(5), waitUntil(condition))))
+
+/** Waits until something sleeps for `millis` from the test clock's now: the retry's wait, not the request's deadline. */
+const waitForRetryWait = (millis: number) =>
+  waitUntil(Effect.gen(function*() {
+    const wakeAt = (yield* TestClock.currentTimeMillis) + millis
+    return (yield* TestClock.sleeps()).pipe(Chunk.some((at) => at === wakeAt))
+  }))
 
 describe("LinkInspector: 429 and 503 retries", () => {
   it.live("a background check retries a 429 and reports the page that follows", () =>
@@ -75,7 +82,7 @@ describe("LinkInspector: 429 and 503 retries", () => {
         background: true,
         config: { retries: { attempts: 3, maxRetryAfter: "60 seconds", baseDelay: "1 second" } }
       }))
-      yield* waitUntil(TestClock.sleeps().pipe(Effect.map((sleeps) => sleeps.length > 0)))
+      yield* waitForRetryWait(30_000)
       yield* TestClock.adjust("29 seconds")
       yield* realPause(100)
       expect(fleet.requestCount(path)).toBe(1)
@@ -92,10 +99,10 @@ describe("LinkInspector: 429 and 503 retries", () => {
         background: true,
         config: { retries: { attempts: 3, maxRetryAfter: "60 seconds", baseDelay: "1 second" } }
       }))
-      yield* waitUntil(TestClock.sleeps().pipe(Effect.map((sleeps) => sleeps.length > 0)))
+      yield* waitForRetryWait(1_000)
       yield* TestClock.adjust("1 second")
       yield* waitUntil(Effect.sync(() => fleet.requestCount(path) === 2))
-      yield* waitUntil(TestClock.sleeps().pipe(Effect.map((sleeps) => sleeps.length > 0)))
+      yield* waitForRetryWait(2_000)
       yield* TestClock.adjust("1999 millis")
       yield* realPause(100)
       expect(fleet.requestCount(path)).toBe(2)
