@@ -255,7 +255,7 @@ class Exchange implements Dispatcher.DispatchHandlers {
       this.startLettingThrough()
       return true
     }
-    if (this.options.readAnchors) this.collector = new AnchorCollector()
+    if (this.options.readAnchors) this.collector = new AnchorCollector(contentType)
     this.bodyDeadline = new Deadline(this.settings.responseTimeoutMillis, () => this.stopReading(this.headLimit, false))
     return true
   }

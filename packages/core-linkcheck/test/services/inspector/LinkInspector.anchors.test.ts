@@ -25,6 +25,14 @@ describe("LinkInspector: anchors of a page", () => {
       expect(fleet.requestCount("/sections?anchors")).toBe(1)
     }))
 
+  it.live("a page's ids are read in its encoding: a byte order mark, else the header's charset, else its <meta>", () =>
+    Effect.gen(function*() {
+      for (const declare of ["header", "meta", "http-equiv", "bom", "none"]) {
+        const { anchors } = yield* inspect(`${fleet.http}/sections-encoded?declare=${declare}`, true)
+        expect(anchors, declare).toEqual(["café", "naïve"])
+      }
+    }))
+
   it.live("anchors far beyond the head's window are read too", () =>
     Effect.gen(function*() {
       const { anchors } = yield* inspect(`${fleet.http}/sections?padding=300000`, true)
