@@ -79,7 +79,10 @@ export interface FollowOptions {
   readonly background: boolean
   /** Of the check's time on the network, what it already spent waiting before its first request. */
   readonly timeSpentMillis: number
-  /** Read the anchors of the page the link ends on, if it is an HTML page that answers 200. */
+  /**
+   * Read the anchors of the page the link ends on, if it is an HTML page that answers 200 and no redirect on the way
+   * named a section of its own.
+   */
   readonly readsAnchors: boolean
 }
 
@@ -120,7 +123,7 @@ export const followLink = (
           cookie: cookies.headerFor(url),
           verifyCertificate,
           headLimit: ratingWindow,
-          readAnchors: readsAnchors,
+          readAnchors: readsAnchorsAtEnd,
           deadline: { atMillis: startedAt + networkMillisLeft, outOfTime }
         }).pipe(
           Effect.ensuring(Effect.map(Clock.currentTimeMillis, (endedAt) => {
@@ -153,6 +156,7 @@ export const followLink = (
           })
         )
 
+    let readsAnchorsAtEnd = readsAnchors
     let stop: Stop = { input: uri, shownAs: null }
     let hops = 0
     let anchors: ReadonlyArray<string> | null = null
@@ -193,6 +197,8 @@ export const followLink = (
           findings.push(finding(Problem.InvalidUrl({ reason: "unparseable" }), response.location))
           break
         }
+        // A browser then goes to the redirect's section, not the link's: no fragment of the link is judged.
+        if (next.href.includes("#")) readsAnchorsAtEnd = false
         stop = { input: next.href, shownAs: displayUrl(next) }
         continue
       }

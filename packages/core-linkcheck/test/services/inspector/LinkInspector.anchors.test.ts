@@ -53,6 +53,15 @@ describe("LinkInspector: anchors of a page", () => {
       expect(anchors).toContain("legacy")
     }))
 
+  it.live("a redirect to a section of its own gives no anchors: a browser goes to that section, not the link's", () =>
+    Effect.gen(function*() {
+      for (const location of ["/sections%3Fown-section%23legacy", "/sections%3Fown-empty%23"]) {
+        const { anchors, result } = yield* inspect(`${fleet.http}/redirect/to?location=${location}`, true)
+        expect(result.status, location).toBe("ok")
+        expect(anchors, location).toBeNull()
+      }
+    }))
+
   it.live("a page larger than the size limit is read no further and gives no anchors", () =>
     Effect.gen(function*() {
       const { anchors, result } = yield* inspect(`${fleet.http}/huge?anchors`, true)
