@@ -1,27 +1,17 @@
-import { Schema } from "effect"
-import { BatchReport, LinkReport } from "../api/reports"
 import type { BatchRecord, CheckResult } from "../domain/check"
-import { batchToWire, linkToWire, toBatch, toLink } from "../domain/reports"
+import { batchJson, linkJsonAfterUri, toBatch, toLink } from "../domain/reports"
 
 /**
  * The reports the stores keep and hand out as JSON text, in the shape of the contract's `LinkReport` and
  * `BatchReport` (a webhook sends its batch's text as it is), mapped as the HTTP answers are.
  */
 
-const encodeBatchReport = Schema.encodeSync(BatchReport)
-
 /** A batch's report as the JSON text of `BatchReport`. */
-export const batchReportJson = (batch: BatchRecord): string => JSON.stringify(encodeBatchReport(batchToWire(toBatch(batch))))
-
-const encodeLinkReport = Schema.encodeSync(LinkReport)
+export const batchReportJson = (batch: BatchRecord): string => batchJson(toBatch(batch))
 
 /**
  * A completed check's `LinkReport` as JSON text, all but its uri: what follows `{"uri":<uri>,`, for a store that has
  * the uri where the text is written (the SQL store's row). The record's other fields do not reach the report.
  */
-export const linkReportAfterUri = (result: CheckResult, completedAt: Date): string => {
-  const { uri: _uri, ...afterUri } = encodeLinkReport(
-    linkToWire(toLink({ id: "", uri: "", priority: "high", createdAt: completedAt, completedAt, result, anchors: null }))
-  )
-  return JSON.stringify(afterUri).slice(1)
-}
+export const linkReportAfterUri = (result: CheckResult, completedAt: Date): string =>
+  linkJsonAfterUri(toLink({ id: "", uri: "", priority: "high", createdAt: completedAt, completedAt, result, anchors: null }))
