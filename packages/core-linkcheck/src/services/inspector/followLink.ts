@@ -111,6 +111,7 @@ export const followLink = (
 
     const checkTimeout = Duration.decode(config.checkTimeout)
     let networkMillisLeft = Duration.toMillis(checkTimeout) - timeSpentMillis
+    let readsAnchorsAtEnd = readsAnchors
     const outOfTime = () =>
       new OutboundFailure({ reason: "responseTimeout", detail: `the check took longer than ${Duration.format(checkTimeout)}` })
 
@@ -156,7 +157,6 @@ export const followLink = (
           })
         )
 
-    let readsAnchorsAtEnd = readsAnchors
     let stop: Stop = { input: uri, shownAs: null }
     let hops = 0
     let anchors: ReadonlyArray<string> | null = null
