@@ -1,10 +1,13 @@
 import { Schema } from "effect"
 
 /** RFC 3339 UTC to the second, as the public service writes it: `2017-04-12T18:47:16Z`. */
+export const wireTimestamp = (date: Date): string => date.toISOString().replace(/\.\d{3}Z$/, "Z")
+
+/** `wireTimestamp` on the wire. */
 export const Timestamp = Schema.transform(Schema.String, Schema.DateFromSelf, {
   strict: true,
   decode: (text) => new Date(text),
-  encode: (date) => date.toISOString().replace(/\.\d{3}Z$/, "Z")
+  encode: wireTimestamp
 }).annotations({ identifier: "Timestamp", description: "RFC 3339 UTC timestamp, to the second" })
 
 export const LinkStatus = Schema.Literal("pending", "ok", "caution", "broken").annotations({ identifier: "LinkStatus" })

@@ -1,4 +1,5 @@
 import type { BatchReport, LinkReport } from "../api/reports"
+import { wireTimestamp } from "../api/reports"
 import type { BatchRecord, CheckRecord, LinkStatus } from "./check"
 import { fragmentOf, judgeSection } from "./fragments"
 
@@ -90,9 +91,7 @@ export const linkToWire = (link: Link): LinkReport => ({
   suggested_fix: link.suggestedFix
 })
 
-/** The contract's timestamp: RFC 3339 UTC to the second (`api/reports`' `Timestamp`). */
-const timestampJson = (date: Date | null) =>
-  date === null ? "null" : `"${date.toISOString().replace(/\.\d{3}Z$/, "Z")}"`
+const timestampJson = (date: Date | null) => (date === null ? "null" : `"${wireTimestamp(date)}"`)
 
 /**
  * A link's `LinkReport` as JSON text, all but its uri: what follows `{"uri":<uri>,`. Written by hand, in the wire's
