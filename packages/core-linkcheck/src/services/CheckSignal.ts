@@ -1,4 +1,4 @@
-import { Context, Deferred, Duration, Effect, Layer, Ref } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, FiberId, Layer } from "effect"
 
 /**
  * Wakes the local check scheduler when new work is stored or a slot frees up, so it does not wait for its next
@@ -6,19 +6,24 @@ import { Context, Deferred, Duration, Effect, Layer, Ref } from "effect"
  */
 export class CheckSignal extends Context.Tag("@civicstack/core-linkcheck/CheckSignal")<CheckSignal, {
   readonly notify: Effect.Effect<void>
+  /** `notify` outside an effect, for the scheduler's callbacks. */
+  readonly unsafeNotify: () => void
   readonly wait: (timeout: Duration.DurationInput) => Effect.Effect<void>
 }>() {
-  static readonly layer = Layer.effect(
-    CheckSignal,
-    Effect.gen(function*() {
-      const pending = yield* Ref.make(yield* Deferred.make<void>())
-      return {
-        notify: Effect.flatMap(Ref.get(pending), (deferred) => Deferred.succeed(deferred, undefined)),
-        wait: (timeout: Duration.DurationInput) =>
-          Effect.flatMap(Ref.get(pending), (deferred) => Effect.timeoutOption(Deferred.await(deferred), timeout)).pipe(
-            Effect.zipRight(Effect.flatMap(Deferred.make<void>(), (fresh) => Ref.set(pending, fresh)))
-          )
-      }
-    })
-  )
+  static readonly layer = Layer.sync(CheckSignal, () => {
+    let pending = Deferred.unsafeMake<void>(FiberId.none)
+    const unsafeNotify = () => {
+      Deferred.unsafeDone(pending, Exit.void)
+    }
+    return {
+      notify: Effect.sync(unsafeNotify),
+      unsafeNotify,
+      wait: (timeout: Duration.DurationInput) =>
+        Effect.suspend(() => Effect.timeoutOption(Deferred.await(pending), timeout)).pipe(
+          Effect.zipRight(Effect.sync(() => {
+            pending = Deferred.unsafeMake<void>(FiberId.none)
+          }))
+        )
+    }
+  })
 }

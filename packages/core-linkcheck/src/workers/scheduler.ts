@@ -1,11 +1,13 @@
 import { countOption, now } from "@civicstack/kit"
-import { Cause, Duration, Effect, Exit, FiberSet, Option, Queue, Schedule } from "effect"
+import { Cause, Duration, Effect, Option, Queue, Schedule } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import type { ClaimedCheck } from "../domain/check"
 import { checkFailedOutcome } from "../domain/outcome"
 import { CLAIM_DURATION, CLAIM_RENEWAL } from "../domain/check"
+import { makeAlarms } from "../services/inspector/alarms"
 import { LinkcheckParts } from "../services/LinkcheckParts"
+import type { Inspection } from "../services/LinkInspector"
 import type { SchedulerOptions } from "../settings"
 import type { CheckCompletion } from "../storage/LinkcheckStore"
 
@@ -121,17 +123,16 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const claimMillis = Duration.toMillis(CLAIM_DURATION)
 
     const hostIntervalMillis = Duration.toMillis(settings.perHostInterval)
-    /** Waits until this host may be asked again; the common case, no wait, costs no more than reading the clock. */
-    const waitForHostTurn = (host: string): Effect.Effect<void> =>
-      hostIntervalMillis === 0 ? Effect.void : Effect.clockWith((clock) => {
-        const at = clock.unsafeCurrentTimeMillis()
-        if (nextStartByHost.size > MAX_REMEMBERED_HOSTS) {
-          for (const [known, next] of nextStartByHost) if (next <= at) nextStartByHost.delete(known)
-        }
-        const start = Math.max(at, nextStartByHost.get(host) ?? 0)
-        nextStartByHost.set(host, start + hostIntervalMillis)
-        return start > at ? Effect.sleep(Duration.millis(start - at)) : Effect.void
-      })
+    /** Takes this host's next turn: how long from `at` until it comes, 0 in the common case. */
+    const waitForHostTurn = (host: string, at: number): number => {
+      if (hostIntervalMillis === 0) return 0
+      if (nextStartByHost.size > MAX_REMEMBERED_HOSTS) {
+        for (const [known, next] of nextStartByHost) if (next <= at) nextStartByHost.delete(known)
+      }
+      const start = Math.max(at, nextStartByHost.get(host) ?? 0)
+      nextStartByHost.set(host, start + hostIntervalMillis)
+      return start - at
+    }
 
     const readyIds = () => [...ready.values()].flat().map((check) => check.id)
 
@@ -167,7 +168,66 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       return startable
     }
 
-    const checks = yield* FiberSet.make<void, never>()
+    /** Each check, from start to result, is callbacks rather than a fiber: a batch runs thousands at once. */
+    const clock = yield* Effect.clock
+    const alarms = yield* makeAlarms
+    /** How to drop each running check: its inspection, or its wait for its host's turn. */
+    const cancels = new Map<string, () => void>()
+    /** Called when the last running check stops, while shutdown waits for them. */
+    let whenNoneRuns: (() => void) | undefined
+
+    const startCheck = (check: ClaimedCheck): void => {
+      if (check.attempts > settings.maxAttempts) return checked(check, { result: checkFailedOutcome, anchors: null })
+      const inspect = () => {
+        let done = false
+        const cancel = inspector.start(check.uri, { background: true, readsAnchors: check.readsAnchors }, (inspection) => {
+          done = true
+          cancels.delete(check.id)
+          checked(check, inspection)
+        })
+        if (!done) cancels.set(check.id, cancel)
+      }
+      const at = clock.unsafeCurrentTimeMillis()
+      const wait = waitForHostTurn(check.host, at)
+      if (wait === 0) return inspect()
+      cancels.set(check.id, alarms.set(at + wait, inspect))
+    }
+
+    const checked = (check: ClaimedCheck, { anchors, result }: Inspection) => {
+      unrecorded.add(check.id)
+      Queue.unsafeOffer(results, { id: check.id, result, anchors })
+      stopChecking(check)
+    }
+
+    /**
+     * Starts what may start now. A check can end inside its own start (a `mailto:` link needs no request), and with it
+     * start the next: such starts join the loop already running instead of going deeper, one per check.
+     */
+    let startingChecks = false
+    const startStartable = () => {
+      if (startingChecks) return
+      startingChecks = true
+      try {
+        for (let startable = takeStartable(); startable.length > 0; startable = takeStartable()) {
+          startable.forEach(startCheck)
+        }
+      } finally {
+        startingChecks = false
+      }
+    }
+
+    const stopChecking = (check: ClaimedCheck) => {
+      running.delete(check.id)
+      addTo(runningByHost, check.host, -1)
+      slots.release(check.host)
+      if (stopping) {
+        if (running.size === 0) whenNoneRuns?.()
+        return
+      }
+      startStartable()
+      // waking the claim loop for less than a group would only send it back to sleep
+      if (claimWanted() && !nothingWaits) signal.unsafeNotify()
+    }
 
     /**
      * Starts the checks that may start now. Many at once (after a claim) are started a group at a time with a turn
@@ -177,14 +237,12 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const startReady: Effect.Effect<void> = Effect.suspend(() => {
       if (stopping) return Effect.void
       const startable = takeStartable()
-      return Effect.forEach(
-        startable,
-        (check, index) =>
-          index > 0 && index % STARTS_PER_TURN === 0
-            ? Effect.zipRight(nextTurn, FiberSet.run(checks, runCheck(check)))
-            : FiberSet.run(checks, runCheck(check)),
-        { discard: true }
-      )
+      return Effect.gen(function*() {
+        for (let index = 0; index < startable.length; index += STARTS_PER_TURN) {
+          if (index > 0) yield* nextTurn
+          startable.slice(index, index + STARTS_PER_TURN).forEach(startCheck)
+        }
+      })
     }).pipe(Effect.uninterruptible)
 
     const capacity = settings.concurrency + prefetch
@@ -206,42 +264,6 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       Effect.map((figures) => figures.pending <= figures.claimed),
       Effect.orElseSucceed(() => false)
     )
-
-    const stopChecking = (check: ClaimedCheck) =>
-      Effect.sync(() => {
-        running.delete(check.id)
-        addTo(runningByHost, check.host, -1)
-        slots.release(check.host)
-      }).pipe(
-        Effect.zipRight(startReady),
-        // waking the claim loop for less than a group would only send it back to sleep
-        Effect.zipRight(Effect.suspend(() => (claimWanted() && !nothingWaits ? signal.notify : Effect.void)))
-      )
-
-    /**
-     * Started inside `startReady`, whose uninterruptibility its fiber inherits: only the inspection is made
-     * interruptible again, so that the check's deadline (a timeout) and shutdown can cut it short, while its end is
-     * always accounted for.
-     */
-    const runCheck = (check: ClaimedCheck): Effect.Effect<void> =>
-      Effect.flatMap(
-        check.attempts > settings.maxAttempts
-          ? Effect.succeed({ result: checkFailedOutcome, anchors: null })
-          : Effect.zipRight(
-            waitForHostTurn(check.host),
-            inspector.inspect(check.uri, { background: true, readsAnchors: check.readsAnchors })
-          ).pipe(Effect.interruptible),
-        ({ anchors, result }) => {
-          unrecorded.add(check.id)
-          return Queue.offer(results, { id: check.id, result, anchors })
-        }
-      ).pipe(
-        Effect.onExit((exit) =>
-          Exit.isInterrupted(exit)
-            ? store.releaseClaims(workerId, [check.id]).pipe(Effect.ignoreLogged, Effect.zipRight(stopChecking(check)))
-            : stopChecking(check)
-        )
-      )
 
     /** Results taken off the queue and not written yet; their claims stay this worker's until they are. */
     const unwritten: Array<CheckCompletion> = []
@@ -410,11 +432,18 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       if (unstarted.length > 0) yield* store.releaseClaims(workerId, unstarted).pipe(Effect.ignoreLogged)
       if (running.size > 0) {
         yield* Effect.logInfo("Link checks finishing before shutdown").pipe(Effect.annotateLogs({ running: running.size }))
-        const allDone = yield* FiberSet.awaitEmpty(checks).pipe(
-          Effect.interruptible,
-          Effect.timeoutOption(settings.shutdownGracePeriod)
-        )
-        if (Option.isNone(allDone)) yield* FiberSet.clear(checks)
+        const noneRuns = Effect.async<void>((resume) => {
+          if (running.size === 0) return resume(Effect.void)
+          whenNoneRuns = () => resume(Effect.void)
+        })
+        const allDone = yield* noneRuns.pipe(Effect.interruptible, Effect.timeoutOption(settings.shutdownGracePeriod))
+        if (Option.isNone(allDone)) {
+          const unfinished = [...running.values()]
+          for (const check of unfinished) cancels.get(check.id)?.()
+          cancels.clear()
+          yield* store.releaseClaims(workerId, unfinished.map((check) => check.id)).pipe(Effect.ignoreLogged)
+          unfinished.forEach(stopChecking)
+        }
       }
       yield* recordRemaining
       // Whatever is still claimed (a release that failed) is handed back, and the other workers stop counting this one.

@@ -59,6 +59,22 @@ describe("batches through the service", () => {
       expect(attempts.map((attempt) => attempt.statusCode)).toEqual([200])
     }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, layerMemory()))), { timeout: 120_000 })
 
+  // thousands claimed ahead, each its own site, and few slots: each check that ends frees the slot of the next
+  it.live("a batch of 5000 links that need no request, each ending as it starts, completes", () =>
+    Effect.gen(function*() {
+      const uris = Array.from({ length: 5000 }, (_, n) => `http://10.${n >> 8}.${n & 255}.1/report.pdf`)
+      const created = yield* Effect.flatMap(LinkChecker, (linkChecker) =>
+        linkChecker.createBatch({ uris, checkedWithin: "4 hours", priority: "high" }))
+      const report = yield* completedBatch(created.batch.id)
+      expect(report.totals).toEqual({ links: 5000, ok: 0, caution: 0, broken: 5000, pending: 0, danger: 0 })
+    }).pipe(
+      Effect.provide(runningLinkcheck(fleet, layerMemory(), {
+        allowPrivateAddresses: false,
+        concurrency: 8,
+        scheduler: { prefetch: 5000 }
+      }))
+    ), { timeout: 60_000 })
+
   it.live("a large batch's first links are being checked before the batch is written, each uri checked once", () => {
     const uris = Array.from(
       { length: EARLY_START_LINKS + 44 },

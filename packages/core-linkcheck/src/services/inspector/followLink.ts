@@ -1,6 +1,7 @@
 import { isIpAddress, isPublicAddress, OutboundFailure } from "@civicstack/outbound"
 import type { OutboundFailureReason } from "@civicstack/outbound"
-import { Clock, Duration, Effect } from "effect"
+import { Duration } from "effect"
+import type { Clock, Either } from "effect"
 import { finding } from "../../domain/outcome"
 import type { Finding } from "../../domain/outcome"
 import { Problem, severityOf } from "../../domain/problems"
@@ -15,7 +16,7 @@ import { assessUrl, displayUrl } from "../../domain/urlRules"
 import type { InspectorConfig } from "../../settings"
 import { chainCookies } from "./cookieJar"
 import { retryDelay } from "./retryDelay"
-import type { Transport } from "./transport"
+import type { Answer, Transport } from "./transport"
 
 /** The rating check reads no more of an HTML page than this. */
 const ratingWindowBytes = 64 * 1024
@@ -26,18 +27,6 @@ const ratingWindow = (status: number, contentType: string | undefined): number =
 
 /** The same URL this many times in one chain is a redirect loop. */
 const loopVisits = 5
-
-/** What the check needs from one response. */
-interface Exchange {
-  readonly status: number
-  readonly location: string | undefined
-  readonly setCookies: ReadonlyArray<string>
-  readonly cfMitigated: string | undefined
-  readonly retryAfter: string | undefined
-  readonly matureRating: boolean
-  readonly anchors: ReadonlyArray<string> | null
-  readonly slow: boolean
-}
 
 /** A link or redirect target to visit; `shownAs` is how a redirect target appears in messages, null for the link. */
 interface Stop {
@@ -92,128 +81,171 @@ export interface Followed {
   readonly anchors: ReadonlyArray<string> | null
 }
 
+/** Where a check stands when it hands back to its fiber: done, or waiting to retry a 429 or 503 on Effect's clock. */
+export type Step =
+  | { readonly _tag: "Done"; readonly followed: Followed }
+  | { readonly _tag: "Wait"; readonly millis: number }
+  | { readonly _tag: "Defect"; readonly defect: unknown }
+
 /**
- * Follows a link through its redirects by hand and returns every problem met on the way.
- * Expected failures all become findings; only defects escape.
+ * One check's walk along a link and its redirects, driven by the transport's callbacks: from a fiber's point of view
+ * a check is then one wait, or a few when it retries, rather than an effect's many steps for each request.
  */
-export const followLink = (
-  config: InspectorConfig,
-  transport: Transport,
-  uri: string,
-  { background, readsAnchors, timeSpentMillis }: FollowOptions
-): Effect.Effect<Followed> =>
-  Effect.gen(function*() {
-    const findings: Array<Finding> = []
-    const visits = new Map<string, number>()
-    // Origins whose certificate already failed in this chain: reported once, then fetched without verification.
-    const originsWithBadCertificates = new Set<string>()
-    const cookies = chainCookies()
+export class LinkFollower {
+  private readonly findings: Array<Finding> = []
+  private readonly visits = new Map<string, number>()
+  /** Origins whose certificate already failed in this chain: reported once, then fetched without verification. */
+  private readonly originsWithBadCertificates = new Set<string>()
+  private readonly cookies = chainCookies()
+  private readonly checkTimeout: Duration.Duration
+  private networkMillisLeft: number
+  private readsAnchorsAtEnd: boolean
+  private stop: Stop
+  private hops = 0
+  /** The request to make again once the wait for a retry is over. */
+  private retrying: { readonly url: URL; readonly verifyCertificate: boolean; readonly retry: number } | undefined
+  private cancelRequest: (() => void) | undefined
+  private handBack: (step: Step) => void = () => {}
+  /** Why the last request failed, for the debug log. */
+  failureDetail: string | undefined
 
-    const checkTimeout = Duration.decode(config.checkTimeout)
-    let networkMillisLeft = Duration.toMillis(checkTimeout) - timeSpentMillis
-    let readsAnchorsAtEnd = readsAnchors
-    const outOfTime = () =>
-      new OutboundFailure({ reason: "responseTimeout", detail: `the check took longer than ${Duration.format(checkTimeout)}` })
+  constructor(
+    private readonly config: InspectorConfig,
+    private readonly transport: Transport,
+    private readonly clock: Clock.Clock,
+    uri: string,
+    private readonly options: FollowOptions
+  ) {
+    this.checkTimeout = Duration.decode(config.checkTimeout)
+    this.networkMillisLeft = Duration.toMillis(this.checkTimeout) - options.timeSpentMillis
+    this.readsAnchorsAtEnd = options.readsAnchors
+    this.stop = { input: uri, shownAs: null }
+  }
 
-    /** One request, within what is left of the check's time on the network. */
-    const exchange = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, OutboundFailure> =>
-      Effect.gen(function*() {
-        if (networkMillisLeft <= 0) return yield* outOfTime()
-        const startedAt = yield* Clock.currentTimeMillis
-        const answer = yield* transport.get(url, {
-          cookie: cookies.headerFor(url),
-          verifyCertificate,
-          headLimit: ratingWindow,
-          readAnchors: readsAnchorsAtEnd,
-          deadline: { atMillis: startedAt + networkMillisLeft, outOfTime }
-        }).pipe(
-          Effect.ensuring(Effect.map(Clock.currentTimeMillis, (endedAt) => {
-            networkMillisLeft -= endedAt - startedAt
-          }))
-        )
-        return { ...answer, matureRating: answer.head !== null && hasMatureRating(answer.head) }
-      })
+  /** Goes on until the check is done or waits; `handBack` is called once. The returned function drops the request. */
+  goOn(handBack: (step: Step) => void): () => void {
+    this.handBack = handBack
+    const retrying = this.retrying
+    this.retrying = undefined
+    this.guarded(() =>
+      retrying === undefined
+        ? this.visitStop()
+        : this.request(retrying.url, retrying.verifyCertificate, retrying.retry)
+    )
+    return () => this.cancelRequest?.()
+  }
 
-    const exchangePatiently = (url: URL, verifyCertificate: boolean): Effect.Effect<Exchange, OutboundFailure> => {
-      const attempt = (retry: number): Effect.Effect<Exchange, OutboundFailure> =>
-        Effect.flatMap(exchange(url, verifyCertificate), (result) =>
-          background && isRetriedInBackground(result.status) && retry <= config.retries.attempts
-            ? Clock.currentTimeMillis.pipe(
-              Effect.flatMap((now) => Effect.sleep(retryDelay(config.retries, retry, result.retryAfter, now))),
-              Effect.zipRight(attempt(retry + 1))
-            )
-            : Effect.succeed(result))
-      return attempt(1)
+  private guarded(step: () => void): void {
+    try {
+      step()
+    } catch (defect) {
+      this.cancelRequest?.()
+      this.handBack({ _tag: "Defect", defect })
+    }
+  }
+
+  private done(anchors: ReadonlyArray<string> | null = null): void {
+    this.handBack({ _tag: "Done", followed: { findings: this.findings, anchors } })
+  }
+
+  private report(problem: Problem, shownAs: string | null = this.stop.shownAs): void {
+    this.findings.push(finding(problem, shownAs))
+  }
+
+  private visitStop(): void {
+    const stop = this.stop
+    const assessment = assessUrl(stop.input, this.config)
+    for (const problem of assessment.problems) this.report(problem)
+    if (assessment._tag === "DoNotRequest") return this.done()
+    const url = assessment.url
+
+    if (!this.config.allowPrivateAddresses && isIpAddress(url.hostname) && !isPublicAddress(url.hostname)) {
+      this.report(Problem.PrivateAddress())
+      return this.done()
+    }
+    const visitsOfUrl = (this.visits.get(url.href) ?? 0) + 1
+    this.visits.set(url.href, visitsOfUrl)
+    if (visitsOfUrl >= loopVisits) {
+      this.report(Problem.BrokenRedirect({ reason: "loop" }), null)
+      return this.done()
+    }
+    this.request(url, !this.originsWithBadCertificates.has(url.origin), 1)
+  }
+
+  /** One request, within what is left of the check's time on the network. */
+  private request(url: URL, verifyCertificate: boolean, retry: number): void {
+    if (this.networkMillisLeft <= 0) return this.failed(url, verifyCertificate, this.outOfTime())
+    const startedAt = this.clock.unsafeCurrentTimeMillis()
+    let answered = false
+    const cancel = this.transport.start(url, {
+      cookie: this.cookies.headerFor(url),
+      verifyCertificate,
+      headLimit: ratingWindow,
+      readAnchors: this.readsAnchorsAtEnd,
+      deadline: { atMillis: startedAt + this.networkMillisLeft, outOfTime: () => this.outOfTime() }
+    }, (outcome: Either.Either<Answer, OutboundFailure>) => {
+      answered = true
+      this.cancelRequest = undefined
+      this.networkMillisLeft -= this.clock.unsafeCurrentTimeMillis() - startedAt
+      this.guarded(() =>
+        outcome._tag === "Right"
+          ? this.answered(url, verifyCertificate, retry, outcome.right)
+          : this.failed(url, verifyCertificate, outcome.left)
+      )
+    })
+    if (!answered) this.cancelRequest = cancel
+  }
+
+  private outOfTime(): OutboundFailure {
+    return new OutboundFailure({
+      reason: "responseTimeout",
+      detail: `the check took longer than ${Duration.format(this.checkTimeout)}`
+    })
+  }
+
+  private failed(url: URL, verifyCertificate: boolean, failure: OutboundFailure): void {
+    if (failure.reason === "certificate" && verifyCertificate) {
+      this.originsWithBadCertificates.add(url.origin)
+      this.report(Problem.SecurityProblem())
+      return this.request(url, false, 1)
+    }
+    this.failureDetail = failure.detail
+    this.report(problemForFailure(failure.reason))
+    this.done()
+  }
+
+  private answered(url: URL, verifyCertificate: boolean, retry: number, response: Answer): void {
+    const { config } = this
+    if (this.options.background && isRetriedInBackground(response.status) && retry <= config.retries.attempts) {
+      this.retrying = { url, verifyCertificate, retry: retry + 1 }
+      const wait = retryDelay(config.retries, retry, response.retryAfter, this.clock.unsafeCurrentTimeMillis())
+      return this.handBack({ _tag: "Wait", millis: Duration.toMillis(wait) })
+    }
+    this.cookies.store(response.setCookies, url)
+
+    if (response.location !== undefined && isFollowableRedirect(response.status, response.location)) {
+      this.hops += 1
+      if (this.hops >= config.maxRedirects) {
+        this.report(Problem.BrokenRedirect({ reason: "tooManyHops" }), null)
+        return this.done()
+      }
+      const next = resolveLocation(response.location, url)
+      if (next === null) {
+        this.report(Problem.InvalidUrl({ reason: "unparseable" }), response.location)
+        return this.done()
+      }
+      // A browser then goes to the redirect's section, not the link's: no fragment of the link is judged.
+      if (next.href.includes("#")) this.readsAnchorsAtEnd = false
+      this.stop = { input: next.href, shownAs: displayUrl(next) }
+      return this.visitStop()
     }
 
-    const fetch = (url: URL, shownAs: string | null): Effect.Effect<Exchange, OutboundFailure> =>
-      originsWithBadCertificates.has(url.origin)
-        ? exchangePatiently(url, false)
-        : exchangePatiently(url, true).pipe(
-          Effect.catchIf((failure) => failure.reason === "certificate", () => {
-            originsWithBadCertificates.add(url.origin)
-            findings.push(finding(Problem.SecurityProblem(), shownAs))
-            return exchangePatiently(url, false)
-          })
-        )
-
-    let stop: Stop = { input: uri, shownAs: null }
-    let hops = 0
-    let anchors: ReadonlyArray<string> | null = null
-    while (true) {
-      const assessment = assessUrl(stop.input, config)
-      findings.push(...assessment.problems.map((problem) => finding(problem, stop.shownAs)))
-      if (assessment._tag === "DoNotRequest") break
-      const url = assessment.url
-
-      if (!config.allowPrivateAddresses && isIpAddress(url.hostname) && !isPublicAddress(url.hostname)) {
-        findings.push(finding(Problem.PrivateAddress(), stop.shownAs))
-        break
-      }
-      const visitsOfUrl = (visits.get(url.href) ?? 0) + 1
-      visits.set(url.href, visitsOfUrl)
-      if (visitsOfUrl >= loopVisits) {
-        findings.push(finding(Problem.BrokenRedirect({ reason: "loop" })))
-        break
-      }
-
-      const fetched = yield* Effect.either(fetch(url, stop.shownAs))
-      if (fetched._tag === "Left") {
-        yield* Effect.logDebug("Link check request failed", fetched.left.detail)
-        findings.push(finding(problemForFailure(fetched.left.reason), stop.shownAs))
-        break
-      }
-      const response = fetched.right
-      cookies.store(response.setCookies, url)
-
-      if (response.location !== undefined && isFollowableRedirect(response.status, response.location)) {
-        hops += 1
-        if (hops >= config.maxRedirects) {
-          findings.push(finding(Problem.BrokenRedirect({ reason: "tooManyHops" })))
-          break
-        }
-        const next = resolveLocation(response.location, url)
-        if (next === null) {
-          findings.push(finding(Problem.InvalidUrl({ reason: "unparseable" }), response.location))
-          break
-        }
-        // A browser then goes to the redirect's section, not the link's: no fragment of the link is judged.
-        if (next.href.includes("#")) readsAnchorsAtEnd = false
-        stop = { input: next.href, shownAs: displayUrl(next) }
-        continue
-      }
-
-      const statusProblem = problemForStatus(response.status, response.cfMitigated)
-      if (statusProblem !== null) findings.push(finding(statusProblem, stop.shownAs))
-      if (response.matureRating) findings.push(finding(Problem.SuspiciousContent(), stop.shownAs))
-      if (statusProblem === null) anchors = response.anchors
-      if (hops >= 2) findings.push(finding(Problem.BadRedirect({ hops, finalUrl: displayUrl(url) })))
-      const hasErrors = findings.some(({ problem }) => severityOf(problem) === "error")
-      if (!hasErrors && response.slow) {
-        const thresholdMillis = Duration.toMillis(config.slowThreshold)
-        findings.push(finding(Problem.SlowPage({ thresholdMillis }), stop.shownAs))
-      }
-      break
-    }
-    return { findings, anchors }
-  })
+    const statusProblem = problemForStatus(response.status, response.cfMitigated)
+    if (statusProblem !== null) this.report(statusProblem)
+    if (response.head !== null && hasMatureRating(response.head)) this.report(Problem.SuspiciousContent())
+    if (this.hops >= 2) this.report(Problem.BadRedirect({ hops: this.hops, finalUrl: displayUrl(url) }), null)
+    const hasErrors = this.findings.some(({ problem }) => severityOf(problem) === "error")
+    if (!hasErrors && response.slow) this.report(Problem.SlowPage({ thresholdMillis: Duration.toMillis(config.slowThreshold) }))
+    this.done(statusProblem === null ? response.anchors : null)
+  }
+}

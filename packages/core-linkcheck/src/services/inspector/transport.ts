@@ -1,6 +1,6 @@
 import { makeAgent as makeGuardedAgent, OutboundFailure, toOutboundFailure } from "@civicstack/outbound"
 import type { Resolver } from "@civicstack/outbound"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Either } from "effect"
 import type { Scope } from "effect"
 import type { Dispatcher } from "undici"
 import { type Alarms, makeAlarms } from "./alarms"
@@ -50,8 +50,12 @@ export interface GetOptions {
 }
 
 export interface Transport {
-  /** One GET, redirects not followed; the body is read no further than `headLimit` asks and then dropped. */
-  readonly get: (url: URL, options: GetOptions) => Effect.Effect<Answer, OutboundFailure>
+  /**
+   * Starts one GET, redirects not followed; the body is read no further than `headLimit` asks and then dropped.
+   * `done` is called once, unless the returned function is called first, which drops the request. A callback, not an
+   * effect: a check makes one request or a few, and each step of an effect costs more than the request's own code.
+   */
+  readonly start: (url: URL, options: GetOptions, done: (outcome: Either.Either<Answer, OutboundFailure>) => void) => () => void
 }
 
 /** A body this short after the part that was read is let through, so its connection can be reused; a longer one is cut off. */
@@ -139,7 +143,7 @@ class Exchange implements Dispatcher.DispatchHandlers {
   constructor(
     private readonly settings: ExchangeSettings,
     private readonly options: GetOptions,
-    private readonly resume: (result: Effect.Effect<Answer, OutboundFailure>) => void,
+    private readonly done: (outcome: Either.Either<Answer, OutboundFailure>) => void,
     alarms: Alarms
   ) {
     this.slowDeadline = new Deadline(settings.slowThresholdMillis, () => {
@@ -174,14 +178,14 @@ class Exchange implements Dispatcher.DispatchHandlers {
   private settle(head: string | null): void {
     this.settled = true
     this.disarmCheckDeadline()
-    this.resume(Effect.succeed({ ...this.answer!, head, anchors: this.anchors, slow: this.slow }))
+    this.done(Either.right({ ...this.answer!, head, anchors: this.anchors, slow: this.slow }))
   }
 
   private fail(failure: OutboundFailure): void {
     if (this.settled) return
     this.settled = true
     this.stopTimers()
-    this.resume(Effect.fail(failure))
+    this.done(Either.left(failure))
   }
 
   /** Called when the request is about to be written, its connection open. */
@@ -370,34 +374,31 @@ export const makeTransport = (settings: TransportSettings): Effect.Effect<Transp
     // Only used again after a certificate failure, to see what the page would show past the browser's warning.
     const notVerifying = yield* makeAgent(false)
 
-    const get: Transport["get"] = (url, options) =>
-      Effect.suspend(() => {
-        // decoded for each request, so that a bad setting is a defect of the check and not of the service
-        const exchangeSettings: ExchangeSettings = {
-          responseTimeoutMillis: Duration.toMillis(settings.responseTimeout),
-          slowThresholdMillis: Duration.toMillis(settings.slowThreshold)
-        }
-        const headers = options.cookie === undefined
-          ? ["user-agent", settings.userAgent, "accept", "text/html,*/*"]
-          : ["user-agent", settings.userAgent, "accept", "text/html,*/*", "cookie", options.cookie]
-        return Effect.async<Answer, OutboundFailure>((resume) => {
-          const exchange = new Exchange(exchangeSettings, options, resume, alarms)
-          try {
-            ;(options.verifyCertificate ? verifying : notVerifying).dispatch({
-              origin: url.origin,
-              path: url.search === "" ? url.pathname : `${url.pathname}${url.search}`,
-              method: "GET",
-              headers,
-              // the exchange keeps these deadlines itself, giving a busy event loop its turn of I/O first
-              headersTimeout: 0,
-              bodyTimeout: 0
-            }, exchange)
-          } catch (error) {
-            exchange.onError(error as Error)
-          }
-          return Effect.sync(() => exchange.cancel())
-        })
-      })
+    const start: Transport["start"] = (url, options, done) => {
+      // decoded for each request, so that a bad setting is a defect of the check (thrown here) and not of the service
+      const exchangeSettings: ExchangeSettings = {
+        responseTimeoutMillis: Duration.toMillis(settings.responseTimeout),
+        slowThresholdMillis: Duration.toMillis(settings.slowThreshold)
+      }
+      const headers = options.cookie === undefined
+        ? ["user-agent", settings.userAgent, "accept", "text/html,*/*"]
+        : ["user-agent", settings.userAgent, "accept", "text/html,*/*", "cookie", options.cookie]
+      const exchange = new Exchange(exchangeSettings, options, done, alarms)
+      try {
+        ;(options.verifyCertificate ? verifying : notVerifying).dispatch({
+          origin: url.origin,
+          path: url.search === "" ? url.pathname : `${url.pathname}${url.search}`,
+          method: "GET",
+          headers,
+          // the exchange keeps these deadlines itself, giving a busy event loop its turn of I/O first
+          headersTimeout: 0,
+          bodyTimeout: 0
+        }, exchange)
+      } catch (error) {
+        exchange.onError(error as Error)
+      }
+      return () => exchange.cancel()
+    }
 
-    return { get }
+    return { start }
   })
