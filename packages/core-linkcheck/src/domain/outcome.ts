@@ -14,11 +14,22 @@ const uniqueMessages = (described: ReadonlyArray<ProblemDescription>, severity: 
   ...new Set(described.filter((problem) => problem.severity === severity).map((problem) => problem.message))
 ]
 
+/** Most links: nothing found. */
+const okOutcome: CheckResult = {
+  status: "ok",
+  errors: [],
+  warnings: [],
+  danger: [],
+  problemSummary: null,
+  suggestedFix: null
+}
+
 /**
  * The outcome of a check from everything found along its chain. A link with danger is broken: it goes
  * somewhere nobody should be sent.
  */
 export const assembleOutcome = (findings: ReadonlyArray<Finding>): CheckResult => {
+  if (findings.length === 0) return okOutcome
   const described = findings.map(({ problem, redirectTarget }) => describeProblem(problem, redirectTarget))
   const errors = uniqueMessages(described, "error")
   const warnings = uniqueMessages(described, "warning")

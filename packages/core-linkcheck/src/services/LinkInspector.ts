@@ -1,5 +1,5 @@
 import { annotateSpan, withSpanWhenTracing } from "@civicstack/kit"
-import { Cause, Context, Duration, Effect, Exit, FiberId, FiberRef, Layer, Option, Runtime } from "effect"
+import { Cause, Context, Duration, Effect, Exit, FiberId, FiberRef, Layer, LogLevel, Option, Runtime } from "effect"
 import { assembleOutcome, checkFailedOutcome } from "../domain/outcome"
 import type { CheckResult } from "../domain/check"
 import type { InspectorConfig } from "../settings"
@@ -30,8 +30,17 @@ const makeInspector = (config: InspectorConfig) =>
     // logs and the waits before retries run on the runtime the layer was built in, as the rest of the inspector's time
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
 
-    const startUntraced: Start = (uri, options, done) => {
+    // read once: a check's debug log would otherwise cost a fiber even when nothing shows it
+    const logsDebug = LogLevel.lessThanEqual(yield* FiberRef.get(FiberRef.currentMinimumLogLevel), LogLevel.Debug)
+
+    const startUntraced: Start = (uri, options, whenDone) => {
       let cancel = () => {}
+      let finished = false
+      const done = (inspection: Inspection) => {
+        if (finished) return
+        finished = true
+        whenDone(inspection)
+      }
       const couldNotComplete = (defect: unknown) => {
         runFork(Effect.logError("Link check could not be completed", Cause.die(defect)))
         done({ result: checkFailedOutcome, anchors: null })
@@ -48,7 +57,7 @@ const makeInspector = (config: InspectorConfig) =>
         const onStep = (step: Step) => {
           switch (step._tag) {
             case "Done": {
-              if (follower.failureDetail !== undefined) {
+              if (logsDebug && follower.failureDetail !== undefined) {
                 runFork(Effect.logDebug("Link check request failed", follower.failureDetail))
               }
               return done({ result: assembleOutcome(step.followed.findings), anchors: step.followed.anchors })
