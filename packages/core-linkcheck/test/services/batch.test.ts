@@ -1,6 +1,8 @@
 import { it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Ref, Schema, Scope } from "effect"
 import { createHmac } from "node:crypto"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { BatchReport } from "../../src/api/reports"
 import { processSpace, runScheduler } from "../../src/workers/scheduler"
@@ -200,6 +202,40 @@ describe("batches through the service", () => {
     }).pipe(
       Effect.scoped,
       Effect.provide(runningLinkcheck(fleet, layerMemory(), { concurrency: 64, perHostConcurrency: 3 }))
+    ))
+
+  it.live("asks one host no more often than its per-host interval, whatever slots are free", () =>
+    Effect.gen(function*() {
+      const arrivals: Array<number> = []
+      const site = yield* Effect.acquireRelease(
+        Effect.promise(() => {
+          const server = createServer((_, response) => {
+            arrivals.push(performance.now())
+            response.end("ok")
+          })
+          return new Promise<typeof server>((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)))
+        }),
+        (server) => Effect.promise(() => new Promise((resolve) => server.close(resolve)))
+      )
+      const { port } = site.address() as AddressInfo
+      const linkChecker = yield* LinkChecker
+      const created = yield* linkChecker.createBatch({
+        uris: Array.from({ length: 12 }, (_, n) => `http://127.0.0.1:${port}/interval?n=${n}`),
+        checkedWithin: 0,
+        priority: "high"
+      })
+      expect((yield* completedBatch(created.batch.id)).totals.ok).toBe(12)
+      const gaps = arrivals.slice(1).map((at, index) => at - arrivals[index]!)
+      // a turn taken a few milliseconds late keeps the pace, so the next gap may be that much shorter
+      expect(Math.min(...gaps)).toBeGreaterThan(80)
+      expect(arrivals[11]! - arrivals[0]!).toBeGreaterThan(11 * 100 - 20)
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(runningLinkcheck(fleet, layerMemory(), {
+        concurrency: 64,
+        perHostConcurrency: 4,
+        scheduler: { perHostInterval: "100 millis" }
+      }))
     ))
 
   it.live("two copies sharing a store run up to the per-host limit of one host together, never more", () =>

@@ -49,4 +49,24 @@ describe("alarms on Effect's Clock", () => {
       yield* settle
       expect(rung).toEqual([1])
     }))
+
+  it.scoped("thousands set and most disarmed: each armed one rings once, in time order, no disarmed one rings", () =>
+    Effect.gen(function*() {
+      const alarms = yield* makeAlarms
+      const rung: Array<number> = []
+      const disarmers: Array<() => void> = []
+      // 50 times, each shared by many, set in a shuffled order, up to 10 s
+      const timeOf = (n: number) => ((n * 7_919) % 50) * 200
+      for (let n = 0; n < 6_000; n++) disarmers.push(alarms.set(timeOf(n), () => rung.push(n)))
+      for (let n = 0; n < 6_000; n++) if (n % 3 !== 0) disarmers[n]!()
+      yield* settle
+      for (let step = 0; step < 20; step++) {
+        yield* TestClock.adjust("500 millis")
+        yield* settle
+      }
+      const expected = Array.from({ length: 2_000 }, (_, k) => 3 * k)
+      expect([...rung].sort((a, b) => a - b)).toEqual(expected)
+      const times = rung.map(timeOf)
+      expect(times.every((time, index) => index === 0 || times[index - 1]! <= time)).toBe(true)
+    }))
 })
