@@ -54,7 +54,10 @@ export interface SchedulerOptions {
    * checking, and none beyond the limit of one that another process is.
    */
   readonly prefetch?: number
-  /** The least time between the starts of two checks of one host. */
+  /**
+   * The pace of one host's checks: one start per this long. A start taken a little late (the event loop was busy) does
+   * not push the next one back, so two starts can be that much closer.
+   */
   readonly perHostInterval: Duration.DurationInput
   /** How often to look for work when nothing signalled it. */
   readonly pollInterval: Duration.DurationInput
