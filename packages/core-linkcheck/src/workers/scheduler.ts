@@ -123,18 +123,15 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const claimMillis = Duration.toMillis(CLAIM_DURATION)
 
     const hostIntervalMillis = Duration.toMillis(settings.perHostInterval)
-    const clock = yield* Effect.clock
-    const alarms = yield* makeAlarms
-    /** Starts what may start once the earliest host whose turn has not come yet may be asked again. */
-    let nextTurnAlarm: { readonly atMillis: number; readonly cancel: () => void } | undefined
-    const startAtNextTurn = (atMillis: number) => {
-      if (nextTurnAlarm !== undefined && nextTurnAlarm.atMillis <= atMillis) return
-      nextTurnAlarm?.cancel()
-      const cancel = alarms.set(atMillis, () => {
-        nextTurnAlarm = undefined
-        if (!stopping) startStartable()
-      })
-      nextTurnAlarm = { atMillis, cancel }
+    /** Takes this host's next turn: how long from `at` until it comes, 0 in the common case. */
+    const waitForHostTurn = (host: string, at: number): number => {
+      if (hostIntervalMillis === 0) return 0
+      if (nextStartByHost.size > MAX_REMEMBERED_HOSTS) {
+        for (const [known, next] of nextStartByHost) if (next <= at) nextStartByHost.delete(known)
+      }
+      const start = Math.max(at, nextStartByHost.get(host) ?? 0)
+      nextStartByHost.set(host, start + hostIntervalMillis)
+      return start - at
     }
 
     const readyIds = () => [...ready.values()].flat().map((check) => check.id)
@@ -147,34 +144,18 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     }
 
     /**
-     * Moves the checks that may start now from `ready` to `running`, best first: within this scheduler's limits, with
-     * a slot of the process's, which checks inside requests share, and of a host whose turn has come (one start per
-     * `perHostInterval`). A host whose turn is still to come is started at its turn.
+     * Moves the checks that may start now from `ready` to `running`, best first: within this scheduler's limits and
+     * with a slot of the process's, which checks inside requests share.
      */
     const takeStartable = (): ReadonlyArray<ClaimedCheck> => {
       const startable: Array<ClaimedCheck> = []
-      const at = clock.unsafeCurrentTimeMillis()
-      if (nextStartByHost.size > MAX_REMEMBERED_HOSTS) {
-        for (const [known, next] of nextStartByHost) if (next <= at) nextStartByHost.delete(known)
-      }
-      let nextTurn = Number.POSITIVE_INFINITY
       while (running.size < settings.concurrency && readyCount > 0) {
         let best: ClaimedCheck | undefined
         for (const [host, queue] of ready) {
           if ((runningByHost.get(host) ?? 0) >= settings.perHostConcurrency || !slots.canTake(host)) continue
-          const turn = nextStartByHost.get(host) ?? 0
-          if (turn > at) {
-            nextTurn = Math.min(nextTurn, turn)
-            continue
-          }
           if (best === undefined || runsBefore(queue[0]!, best)) best = queue[0]!
         }
         if (best === undefined) break
-        if (hostIntervalMillis > 0) {
-          // a turn taken a little late keeps the host's pace; after a pause the pace starts again from now
-          const due = nextStartByHost.get(best.host) ?? 0
-          nextStartByHost.set(best.host, (due >= at - hostIntervalMillis ? due : at) + hostIntervalMillis)
-        }
         const queue = ready.get(best.host)!
         queue.shift()
         if (queue.length === 0) ready.delete(best.host)
@@ -184,24 +165,32 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
         slots.take(best.host)
         startable.push(best)
       }
-      if (nextTurn !== Number.POSITIVE_INFINITY && running.size < settings.concurrency) startAtNextTurn(nextTurn)
       return startable
     }
 
-    /** How to drop each running check: from start to result a check is callbacks, not a fiber. */
+    /** Each check, from start to result, is callbacks rather than a fiber: a batch runs thousands at once. */
+    const clock = yield* Effect.clock
+    const alarms = yield* makeAlarms
+    /** How to drop each running check: its inspection, or its wait for its host's turn. */
     const cancels = new Map<string, () => void>()
     /** Called when the last running check stops, while shutdown waits for them. */
     let whenNoneRuns: (() => void) | undefined
 
     const startCheck = (check: ClaimedCheck): void => {
       if (check.attempts > settings.maxAttempts) return checked(check, { result: checkFailedOutcome, anchors: null })
-      let done = false
-      const cancel = inspector.start(check.uri, { background: true, readsAnchors: check.readsAnchors }, (inspection) => {
-        done = true
-        cancels.delete(check.id)
-        checked(check, inspection)
-      })
-      if (!done) cancels.set(check.id, cancel)
+      const inspect = () => {
+        let done = false
+        const cancel = inspector.start(check.uri, { background: true, readsAnchors: check.readsAnchors }, (inspection) => {
+          done = true
+          cancels.delete(check.id)
+          checked(check, inspection)
+        })
+        if (!done) cancels.set(check.id, cancel)
+      }
+      const at = clock.unsafeCurrentTimeMillis()
+      const wait = waitForHostTurn(check.host, at)
+      if (wait === 0) return inspect()
+      cancels.set(check.id, alarms.set(at + wait, inspect))
     }
 
     const checked = (check: ClaimedCheck, { anchors, result }: Inspection) => {
