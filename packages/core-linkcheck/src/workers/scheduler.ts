@@ -168,7 +168,6 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       return startable
     }
 
-    /** Each check, from start to result, is callbacks rather than a fiber: a batch runs thousands at once. */
     const clock = yield* Effect.clock
     const alarms = yield* makeAlarms
     /** How to drop each running check: its inspection, or its wait for its host's turn. */
@@ -176,6 +175,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     /** Called when the last running check stops, while shutdown waits for them. */
     let whenNoneRuns: (() => void) | undefined
 
+    /** From start to result a check is callbacks, not a fiber: a batch runs thousands at once. */
     const startCheck = (check: ClaimedCheck): void => {
       if (check.attempts > settings.maxAttempts) return checked(check, { result: checkFailedOutcome, anchors: null })
       const inspect = () => {
