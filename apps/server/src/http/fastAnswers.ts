@@ -1,4 +1,5 @@
-import { Context, Effect, Layer, Metric, Ref } from "effect"
+import { eventCounter } from "@civicstack/kit"
+import { Context, Effect, Layer, Ref } from "effect"
 import type * as Http from "node:http"
 
 /** A request as a fast answer sees it: no body is read. */
@@ -41,10 +42,10 @@ export interface FastFormAnswer {
 }
 
 /** Requests answered outside the HTTP stack. */
-export const fastAnswersServed = Metric.counter("civicstack_http_fast_answers", {
-  description: "Requests answered from memory before the HTTP stack",
-  incremental: true
-})
+export const fastAnswersServed = eventCounter(
+  "civicstack_http_fast_answers",
+  "Requests answered from memory before the HTTP stack"
+)
 
 /** Where slots register their fast answers; the host asks each before handing a request to the HTTP stack. */
 export class FastAnswers extends Context.Tag("@civicstack/server/FastAnswers")<FastAnswers, {

@@ -1,3 +1,4 @@
+import { eventCounter } from "@civicstack/kit"
 import { JobQueue } from "@civicstack/jobs"
 import * as Metrics from "@effect/opentelemetry/Metrics"
 import * as Resource from "@effect/opentelemetry/Resource"
@@ -9,10 +10,10 @@ import { DatabaseConnections } from "../database"
 import type { ReadinessFigures } from "../http/readiness"
 
 /** Answers by method, route template (`/batch/:id`; `unmatched` for a path no endpoint has) and status. */
-const httpRequests = Metric.counter("http_server_requests", {
-  description: "HTTP requests answered, by method, route template and status",
-  incremental: true
-})
+const httpRequests = eventCounter(
+  "http_server_requests",
+  "HTTP requests answered, by method, route template and status"
+)
 
 const httpDuration = Metric.histogram(
   "http_server_request_duration_seconds",
