@@ -21,8 +21,12 @@ const DEFAULT_CHECKED_WITHIN = Duration.seconds(DEFAULT_CHECKED_WITHIN_SECONDS)
  */
 const letWorkersClaim = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 0)))
 
-/** Links of a larger batch that are given checks before the batch is written, so that checking starts at once. */
+/**
+ * A batch of more links than this has its checks written before the batch, this many first and then
+ * `CHECKS_PER_WRITE` at a time, so that checking starts at once.
+ */
 export const EARLY_START_LINKS = 256
+const CHECKS_PER_WRITE = 1000
 
 export interface CheckRequest {
   readonly uri: string
@@ -72,7 +76,7 @@ const reuseSince = (at: Date, checkedWithin: Duration.DurationInput | undefined)
 }
 
 const makeLinkChecker = Effect.gen(function*() {
-  const { completion, inspector, settings, signal, slots, store } = yield* LinkcheckParts
+  const { completion, inspector, localClaims, settings, signal, slots, store } = yield* LinkcheckParts
 
   /**
    * Inspects in one of the slots of the link's site that queued checks use too, taken ahead of them. Waiting for the
@@ -126,11 +130,13 @@ const makeLinkChecker = Effect.gen(function*() {
     })
 
   /**
-   * Writing a batch of thousands of links takes a while, so its first links get checks of their own first and the
-   * workers start on them meanwhile; the batch then takes them up as checks created since the request came. Should
-   * the batch fail to be written, those checks still run, and their results serve the caller's retry.
+   * Writing a batch of thousands of links takes a while, so a larger batch's checks are written first, a group at a
+   * time, and the batch then takes them up as checks created since the request came. A group of high priority is
+   * claimed in the same step for this process's scheduler, which starts it at once; what it does not claim waits for
+   * any worker's claim. Should the batch fail to be written, those checks still run, and their results serve the
+   * caller's retry.
    */
-  const startFirstLinks = (
+  const writeChecksAhead = (
     uris: ReadonlyArray<string>,
     checkFragments: boolean,
     priority: CheckPriority,
@@ -140,16 +146,21 @@ const makeLinkChecker = Effect.gen(function*() {
     Effect.gen(function*() {
       const pages = pagesOf(uris.map(targetOf), checkFragments)
       if (pages.length <= EARLY_START_LINKS) return false
-      const started = yield* store.createChecks({
-        pages: pages.slice(0, EARLY_START_LINKS),
-        priority,
-        reuseSince: window,
-        now: at
-      })
-      if (started.length === 0) return false
-      yield* signal.notify
-      yield* letWorkersClaim
-      return true
+      let created = 0
+      for (let from = 0, to = EARLY_START_LINKS; from < pages.length; from = to, to += CHECKS_PER_WRITE) {
+        const group = { pages: pages.slice(from, to), priority, reuseSince: window, now: at }
+        const written = yield* localClaims.claimWhile((claim) =>
+          claim === undefined || priority === "low"
+            ? Effect.map(store.createChecks(group), (checks) => ({ created: checks, claimed: [] }))
+            : store.createAndClaimChecks({ ...group, claim })
+        )
+        created += written.created.length
+        if (written.claimed.length < written.created.length) {
+          yield* signal.notify
+          yield* letWorkersClaim
+        }
+      }
+      return created > 0
     })
 
   const createBatch = (request: BatchRequest) =>
@@ -158,7 +169,7 @@ const makeLinkChecker = Effect.gen(function*() {
       const priority = request.priority ?? "high"
       const window = reuseSince(at, request.checkedWithin)
       const checkFragments = request.checkFragments ?? settings.checkFragments
-      const startedEarly = yield* startFirstLinks(request.uris, checkFragments, priority, window, at)
+      const startedEarly = yield* writeChecksAhead(request.uris, checkFragments, priority, window, at)
       const batch = yield* completion.createBatch({
         uris: request.uris,
         checkFragments,

@@ -8,6 +8,7 @@ import { CheckSlots } from "./CheckSlots"
 import { makeCompletion } from "./completion"
 import type { Completion } from "./completion"
 import { LinkInspector } from "./LinkInspector"
+import { LocalClaims } from "./LocalClaims"
 import { WebhookTransport } from "./WebhookTransport"
 
 const USER_AGENT_PRODUCT = "civicstack-linkcheck/0.1"
@@ -19,13 +20,14 @@ const USER_AGENT_PRODUCT = "civicstack-linkcheck/0.1"
 export class LinkcheckParts extends Context.Tag("@civicstack/core-linkcheck/LinkcheckParts")<LinkcheckParts, CoreParts<LinkcheckSettings, LinkcheckStore, JobQueue> & {
   readonly inspector: Context.Tag.Service<LinkInspector>
   readonly signal: Context.Tag.Service<CheckSignal>
+  readonly localClaims: Context.Tag.Service<LocalClaims>
   readonly slots: Context.Tag.Service<CheckSlots>
   readonly completion: Completion
   readonly webhookTransport: Context.Tag.Service<WebhookTransport>
 }>() {
   /**
-   * The parts over the store and job queue the caller provides: inspector, signal, check slots and webhook transport
-   * inside.
+   * The parts over the store and job queue the caller provides: inspector, signal, check slots, local claims and
+   * webhook transport inside.
    */
   static readonly layer = (settings: LinkcheckSettings): Layer.Layer<LinkcheckParts, never, LinkcheckStore | JobQueue> =>
     Layer.effect(
@@ -39,6 +41,7 @@ export class LinkcheckParts extends Context.Tag("@civicstack/core-linkcheck/Link
           jobs,
           inspector: yield* LinkInspector,
           signal: yield* CheckSignal,
+          localClaims: yield* LocalClaims,
           slots: yield* CheckSlots,
           webhookTransport: yield* WebhookTransport,
           completion: makeCompletion(store, jobs)
@@ -57,6 +60,7 @@ export class LinkcheckParts extends Context.Tag("@civicstack/core-linkcheck/Link
         CheckSlots.layer({ concurrency: settings.concurrency, perSite: settings.perHostConcurrency }).pipe(
           Layer.provideMerge(CheckSignal.layer)
         ),
+        LocalClaims.layer,
         WebhookTransport.layer({
           allowPrivateAddresses: settings.allowPrivateAddresses,
           userAgent: USER_AGENT_PRODUCT,

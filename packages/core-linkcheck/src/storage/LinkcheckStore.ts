@@ -26,6 +26,19 @@ export interface NewBatch {
   readonly now: Date
 }
 
+export interface NewChecks {
+  readonly pages: ReadonlyArray<WantedPage>
+  readonly priority: CheckPriority
+  readonly reuseSince: Date | null
+  readonly now: Date
+}
+
+export interface ClaimedNewChecks {
+  readonly created: ReadonlyArray<CheckRecord>
+  /** Those of `created` that were claimed, in the order they should run. */
+  readonly claimed: ReadonlyArray<ClaimedCheck>
+}
+
 export interface ClaimRequest {
   readonly workerId: string
   readonly now: Date
@@ -138,12 +151,15 @@ export class LinkcheckStore extends Context.Tag("@civicstack/core-linkcheck/Link
    * that would serve them (as `NewBatch` reuses), in one atomic step; returns the checks it created. The first links of
    * a large batch start this way while the rest of the batch is written, and the batch reuses them.
    */
-  readonly createChecks: (input: {
-    readonly pages: ReadonlyArray<WantedPage>
-    readonly priority: CheckPriority
-    readonly reuseSince: Date | null
-    readonly now: Date
-  }) => Effect.Effect<ReadonlyArray<CheckRecord>, StoreError>
+  readonly createChecks: (input: NewChecks) => Effect.Effect<ReadonlyArray<CheckRecord>, StoreError>
+  /**
+   * `createChecks`, claiming the new checks for `claim.workerId` in the same step, as `claimChecks` would were they the
+   * only checks waiting: at most `claim.limit`, and of each host its first ones within what the request allows it
+   * (`lowPriorityQuota` aside). The others wait unclaimed. It saves the claim a large batch would otherwise wait for.
+   */
+  readonly createAndClaimChecks: (
+    input: NewChecks & { readonly claim: ClaimRequest }
+  ) => Effect.Effect<ClaimedNewChecks, StoreError>
   /** Creates the batch, reusing checks within the window and creating the others; completed at once if none is pending. */
   readonly createBatch: (batch: NewBatch) => Effect.Effect<BatchRecord, StoreError>
   /** The batch with this id; with `owner`, only if that caller created it. */

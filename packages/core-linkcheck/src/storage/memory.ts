@@ -1,10 +1,8 @@
 import { StoreError } from "@civicstack/kit"
 import { Effect, FiberRef, HashMap, Layer, Option, Ref } from "effect"
-import type { CheckRecord } from "../domain/check"
-import { distinctPages } from "../domain/fragments"
 import { LinkcheckStore } from "./LinkcheckStore"
 import { completeChecks, createBatch, deleteCompletedBefore, storedBatchRecord } from "./memory/batches"
-import { claimChecks, updateHeldChecks, workload } from "./memory/checks"
+import { claimChecks, createChecks, updateHeldChecks, workload } from "./memory/checks"
 import type { State } from "./memory/state"
 import { emptyState, insertCheck, newestCheck, recordOf } from "./memory/state"
 import { byAttemptTime, recordWebhookAttempt } from "./memory/webhookAttempts"
@@ -57,21 +55,11 @@ const make = Effect.gen(function*() {
         const [check, next] = insertCheck(state, input, input.claim)
         return [recordOf(check), next]
       }),
-    createChecks: (input) =>
-      atomically((initial) => {
-        let state = initial
-        const created: Array<CheckRecord> = []
-        for (const { readsAnchors, uri } of distinctPages(input.pages)) {
-          const reusable = input.reuseSince === null
-            ? undefined
-            : newestCheck(state, uri, { since: input.reuseSince, completedOnly: false, readsAnchors })
-          if (reusable !== undefined) continue
-          const [check, next] = insertCheck(state, { uri, readsAnchors, priority: input.priority, now: input.now }, undefined)
-          created.push(recordOf(check))
-          state = next
-        }
-        return [created, state]
-      }),
+    createChecks: (input) => atomically((state) => {
+      const [{ created }, next] = createChecks(state, input)
+      return [created, next]
+    }),
+    createAndClaimChecks: ({ claim, ...input }) => atomically((state) => createChecks(state, input, claim)),
     createBatch: (batch) => atomically((state) => createBatch(state, batch)),
     findBatch: (id, owner) =>
       read((state) =>

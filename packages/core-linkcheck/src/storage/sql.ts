@@ -18,6 +18,7 @@ const make = Effect.gen(function*() {
     findCheck: checks.findCheck,
     createCheck: checks.createCheck,
     createChecks: checks.createChecks,
+    createAndClaimChecks: checks.createAndClaimChecks,
     createBatch: batches.createBatch,
     findBatch: batches.findBatch,
     findWebhookReport: batches.findWebhookReport,

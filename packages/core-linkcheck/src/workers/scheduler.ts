@@ -8,8 +8,9 @@ import { CLAIM_DURATION, CLAIM_RENEWAL } from "../domain/check"
 import { makeAlarms } from "../services/inspector/alarms"
 import { LinkcheckParts } from "../services/LinkcheckParts"
 import type { Inspection } from "../services/LinkInspector"
+import type { Claimer } from "../services/LocalClaims"
 import type { SchedulerOptions } from "../settings"
-import type { CheckCompletion } from "../storage/LinkcheckStore"
+import type { CheckCompletion, ClaimRequest } from "../storage/LinkcheckStore"
 
 const defaultSchedulerOptions: SchedulerOptions = {
   concurrency: 128,
@@ -101,7 +102,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       maxAttempts: yield* countOption("runScheduler", "maxAttempts", given.maxAttempts, 1)
     }
     const prefetch = yield* countOption("runScheduler", "prefetch", given.prefetch ?? settings.concurrency / 2, 0)
-    const { completion, inspector, signal, slots, store } = yield* LinkcheckParts
+    const { completion, inspector, localClaims, signal, slots, store } = yield* LinkcheckParts
     const workerId = `linkcheck-${crypto.randomUUID()}`
     /** The store's `hostname` of this worker: host name and pid namespace. */
     const hostname = processSpace()
@@ -320,41 +321,59 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       })
     ).pipe(Effect.forever)
 
+    const claimRequest = (at: Date, room: number, lowPriorityQuota: number): ClaimRequest => ({
+      workerId,
+      now: at,
+      claimUntil: new Date(at.getTime() + claimMillis),
+      limit: room,
+      perHost: settings.perHostConcurrency,
+      aheadPerHost: Math.min(prefetch, settings.perHostConcurrency),
+      workersAliveSince: new Date(at.getTime() - claimMillis),
+      heldByHost: heldByHost(),
+      lowPriorityQuota
+    })
+
+    /** Puts claimed checks among the ready ones, each host's in the order they should run, and starts what may start. */
+    const takeClaimed = (claimed: ReadonlyArray<ClaimedCheck>) =>
+      Effect.suspend(() => {
+        const joined = new Set<Array<ClaimedCheck>>()
+        for (const check of claimed) {
+          const queue = ready.get(check.host)
+          if (queue === undefined) ready.set(check.host, [check])
+          else {
+            queue.push(check)
+            joined.add(queue)
+          }
+          readyCount += 1
+        }
+        // a claim's checks come in order; only a host that already had some waits to be put in order again
+        for (const queue of joined) queue.sort((a, b) => (runsBefore(a, b) ? -1 : 1))
+        return startReady
+      })
+
     /** Uninterruptible: claimed checks are either ready to start or, once shutdown began, handed back by `drain`. */
     const claimMore = Effect.gen(function*() {
       const room = capacity - running.size - readyCount
       if (room <= 0) return 0
       lowPriorityCredit += room * LOW_PRIORITY_SHARE
       const lowPriorityQuota = Math.floor(lowPriorityCredit)
-      const at = yield* now
-      const claimed = yield* store.claimChecks({
-        workerId,
-        now: at,
-        claimUntil: new Date(at.getTime() + claimMillis),
-        limit: room,
-        perHost: settings.perHostConcurrency,
-        aheadPerHost: Math.min(prefetch, settings.perHostConcurrency),
-        workersAliveSince: new Date(at.getTime() - claimMillis),
-        heldByHost: heldByHost(),
-        lowPriorityQuota
-      })
+      const claimed = yield* store.claimChecks(claimRequest(yield* now, room, lowPriorityQuota))
       const lowClaimed = claimed.filter((check) => check.priority === "low").length
       lowPriorityCredit = Math.max(0, lowPriorityCredit - Math.min(lowClaimed, lowPriorityQuota))
-      const joined = new Set<Array<ClaimedCheck>>()
-      for (const check of claimed) {
-        const queue = ready.get(check.host)
-        if (queue === undefined) ready.set(check.host, [check])
-        else {
-          queue.push(check)
-          joined.add(queue)
-        }
-        readyCount += 1
-      }
-      // a claim's checks come in order; only a host that already had some waits to be put in order again
-      for (const queue of joined) queue.sort((a, b) => (runsBefore(a, b) ? -1 : 1))
-      yield* startReady
+      yield* takeClaimed(claimed)
       return claimed.length
     }).pipe(claiming.withPermits(1), Effect.uninterruptible)
+
+    /** Checks written by this process's request side are claimed as they are written, as a claim would (see `claimMore`). */
+    const claimer: Claimer = {
+      claimWhile: (write) =>
+        Effect.gen(function*() {
+          const room = capacity - running.size - readyCount
+          const written = yield* write(stopping || room <= 0 ? undefined : claimRequest(yield* now, room, 0))
+          yield* takeClaimed(written.claimed)
+          return written
+        }).pipe(claiming.withPermits(1), Effect.uninterruptible)
+    }
 
     /**
      * Tells the other workers this one is alive and renews the claims of the checks it is working on; a claim in
@@ -425,7 +444,10 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     })
 
     const drain = Effect.gen(function*() {
-      stopping = true
+      // after any claim in progress, whose checks are then among the ready ones handed back here
+      yield* claiming.withPermits(1)(Effect.sync(() => {
+        stopping = true
+      }))
       const unstarted = readyIds()
       ready.clear()
       readyCount = 0
@@ -450,6 +472,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       yield* store.retireWorkers([workerId]).pipe(Effect.ignoreLogged)
     })
 
+    yield* localClaims.register(claimer)
     schedulersInThisProcess.add(workerId)
     yield* Effect.addFinalizer(() => Effect.sync(() => schedulersInThisProcess.delete(workerId)))
     yield* retireGoneWorkersOfThisHost

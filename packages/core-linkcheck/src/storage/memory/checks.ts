@@ -1,8 +1,10 @@
 import { HashMap, Option, SortedSet } from "effect"
-import type { ClaimedCheck } from "../../domain/check"
-import type { ClaimRequest, Workload } from "../LinkcheckStore"
+import type { CheckRecord, ClaimedCheck } from "../../domain/check"
+import { distinctPages } from "../../domain/fragments"
+import { siteOf } from "../../domain/site"
+import type { ClaimedNewChecks, ClaimRequest, NewChecks, Workload } from "../LinkcheckStore"
 import type { State, StoredCheck } from "./state"
-import { checkOf, isClaimable, isHeldBy, putCheck } from "./state"
+import { checkOf, insertCheck, isClaimable, isHeldBy, newestCheck, putCheck, recordOf } from "./state"
 
 /** Per host, the pending checks that workers other than `request`'s hold until `now` at least. */
 export const heldByOthers = (state: State, request: ClaimRequest): Map<string, number> => {
@@ -18,22 +20,73 @@ export const heldByOthers = (state: State, request: ClaimRequest): Map<string, n
   return held
 }
 
-/** Same selection as the SQL adapter: per-host ranks over all claimable checks, then the low quota, then the rest. */
-export const claimChecks = (initial: State, request: ClaimRequest): readonly [ReadonlyArray<ClaimedCheck>, State] => {
-  const limit = Math.max(0, Math.floor(request.limit))
-  const lowQuota = Math.min(limit, Math.max(0, Math.floor(request.lowPriorityQuota)))
-  const others = heldByOthers(initial, request)
+/** How many more checks of a host the request may claim (see `ClaimRequest`). */
+const hostAllowance = (state: State, request: ClaimRequest) => {
+  const others = heldByOthers(state, request)
   const liveWorkers = Math.max(
     1,
-    [...HashMap.values(initial.workers)].filter((worker) => worker.heartbeatAt >= request.workersAliveSince).length
+    [...HashMap.values(state.workers)].filter((worker) => worker.heartbeatAt >= request.workersAliveSince).length
   )
   const ahead = liveWorkers > 1 ? 0 : Math.max(0, request.aheadPerHost)
   const share = Math.ceil(request.perHost / liveWorkers) + ahead
-  const allowance = (host: string) => {
+  return (host: string) => {
     const byOthers = others.get(host)
     const ceiling = byOthers === undefined ? request.perHost + ahead : request.perHost - byOthers
     return Math.min(ceiling, share) - (request.heldByHost.get(host) ?? 0)
   }
+}
+
+const claimedCheckOf = (check: StoredCheck): ClaimedCheck => ({
+  id: check.id,
+  uri: check.uri,
+  host: check.host,
+  priority: check.priority,
+  attempts: check.attempts,
+  readsAnchors: check.readsAnchors
+})
+
+/** The pages of `input` that need a new check, each once, in their order. */
+const pagesWithoutCheck = (state: State, input: NewChecks) =>
+  distinctPages(input.pages).filter(({ readsAnchors, uri }) =>
+    input.reuseSince === null ||
+    newestCheck(state, uri, { since: input.reuseSince, completedOnly: false, readsAnchors }) === undefined
+  )
+
+/** Same selection as the SQL adapter: a new page's check is claimed while its host's allowance and the limit last. */
+export const createChecks = (
+  initial: State,
+  input: NewChecks,
+  claim?: ClaimRequest
+): readonly [ClaimedNewChecks, State] => {
+  const allowance = claim === undefined ? () => 0 : hostAllowance(initial, claim)
+  const limit = claim === undefined ? 0 : Math.max(0, Math.floor(claim.limit))
+  const claimedByHost = new Map<string, number>()
+  const created: Array<CheckRecord> = []
+  const claimed: Array<ClaimedCheck> = []
+  let state = initial
+  for (const { readsAnchors, uri } of pagesWithoutCheck(initial, input)) {
+    const host = siteOf(uri)
+    const claims = claim !== undefined && claimed.length < limit && (claimedByHost.get(host) ?? 0) < allowance(host)
+    const [check, next] = insertCheck(
+      state,
+      { uri, readsAnchors, priority: input.priority, now: input.now },
+      claims ? { workerId: claim.workerId, until: claim.claimUntil } : undefined
+    )
+    state = next
+    created.push(recordOf(check))
+    if (claims) {
+      claimed.push(claimedCheckOf(check))
+      claimedByHost.set(host, (claimedByHost.get(host) ?? 0) + 1)
+    }
+  }
+  return [{ created, claimed }, state]
+}
+
+/** Same selection as the SQL adapter: per-host ranks over all claimable checks, then the low quota, then the rest. */
+export const claimChecks = (initial: State, request: ClaimRequest): readonly [ReadonlyArray<ClaimedCheck>, State] => {
+  const limit = Math.max(0, Math.floor(request.limit))
+  const lowQuota = Math.min(limit, Math.max(0, Math.floor(request.lowPriorityQuota)))
+  const allowance = hostAllowance(initial, request)
   const rankByHost = new Map<string, number>()
   const allowedHigh: Array<StoredCheck> = []
   const allowedLow: Array<StoredCheck> = []
@@ -52,23 +105,16 @@ export const claimChecks = (initial: State, request: ClaimRequest): readonly [Re
     ...[...allowedHigh, ...allowedLow.slice(lowQuota)].slice(0, limit - Math.min(lowQuota, allowedLow.length))
   ]
   let state = initial
-  const claimed = chosen.map((check): ClaimedCheck => {
-    const attempts = check.attempts + 1
-    state = putCheck(state, {
+  const claimed = chosen.map((check) => {
+    const claimedCheck: StoredCheck = {
       ...check,
       claimedBy: request.workerId,
       claimedUntil: request.claimUntil,
       claimedAt: request.now,
-      attempts
-    })
-    return {
-      id: check.id,
-      uri: check.uri,
-      host: check.host,
-      priority: check.priority,
-      attempts,
-      readsAnchors: check.readsAnchors
+      attempts: check.attempts + 1
     }
+    state = putCheck(state, claimedCheck)
+    return claimedCheckOf(claimedCheck)
   })
   const byClaimOrder = (a: ClaimedCheck, b: ClaimedCheck) =>
     a.priority === b.priority ? Number(a.id) - Number(b.id) : a.priority === "high" ? -1 : 1

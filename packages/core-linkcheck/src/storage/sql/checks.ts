@@ -27,13 +27,40 @@ const WorkloadRow = Schema.Struct({
   oldest_claim_at: Schema.NullOr(Schema.DateFromSelf)
 })
 
+const NewClaimedRow = Schema.Struct({ ...ClaimedRow.fields, claimed: Schema.Boolean })
+
 const IdRow = Schema.Struct({ id: Schema.String })
 const NewCheckRow = Schema.Struct({ id: Schema.String, uri: Schema.String })
 
+/** The pages as JSON records: `uri` and `anchors` (whether its check reads them), with sites `host` and `position`. */
 const pagesJson = (pages: ReadonlyArray<WantedPage>, withSites = false) =>
-  JSON.stringify(pages.map(({ readsAnchors, uri }) =>
-    withSites ? { uri, host: siteOf(uri), anchors: readsAnchors } : { uri, anchors: readsAnchors }
+  JSON.stringify(pages.map(({ readsAnchors, uri }, index) =>
+    withSites ? { uri, host: siteOf(uri), anchors: readsAnchors, position: index } : { uri, anchors: readsAnchors }
   ))
+
+const claimedCheckOf = ({ reads_anchors, ...check }: typeof ClaimedRow.Type): ClaimedCheck => ({
+  id: check.id,
+  uri: check.uri,
+  host: check.host,
+  priority: check.priority,
+  attempts: check.attempts,
+  readsAnchors: reads_anchors
+})
+
+/** High priority first, then in the order the checks were created. */
+const byClaimOrder = (a: ClaimedCheck, b: ClaimedCheck) =>
+  a.priority === b.priority ? Number(a.id) - Number(b.id) : a.priority === "high" ? -1 : 1
+
+/** A check just created, of which the store returned the id. */
+const newCheckRecord = (row: { readonly id: string; readonly uri: string }, priority: CheckPriority, now: Date): CheckRecord => ({
+  id: row.id,
+  uri: row.uri,
+  priority,
+  createdAt: now,
+  completedAt: null,
+  result: null,
+  anchors: null
+})
 
 /** The statements of checks: finding and creating them, claims, results and the workload. */
 export const checkStatements = (tools: LinkcheckSqlTools) => {
@@ -94,6 +121,17 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
     `
 
   /**
+   * A condition on a wanted page `n` (`uri`, `anchors`): it has no check created at or after `since` that would serve
+   * it; always true without `since`.
+   */
+  const unlessReusable = (since: Date | null) =>
+    since === null ? sql.literal("true") : sql`NOT EXISTS (
+      SELECT 1 FROM linkcheck.checks r
+      WHERE r.uri_hash = ${sha256("n.uri")} AND r.uri = n.uri AND r.created_at >= ${timestamp(since)}::timestamptz
+        AND (r.reads_anchors OR NOT n.anchors)
+    )`
+
+  /**
    * New checks of `pages`, but none of a page that has a check created at or after `unlessCreatedSince` that would
    * serve it. Only the new ids come back: the rest of each new check is known here, and a batch can add 5000 of them.
    */
@@ -108,26 +146,11 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
       SELECT n.uri, ${sha256("n.uri")}, n.host, ${sha256("n.host")}, ${storedPriority(priority)}::smallint,
         ${timestamp(now)}::timestamptz, n.anchors
       FROM jsonb_to_recordset(${pagesJson(pages, true)}::jsonb) AS n(uri text, host text, anchors boolean)
-      WHERE ${unlessCreatedSince === null}::boolean OR NOT EXISTS (
-        SELECT 1 FROM linkcheck.checks r
-        WHERE r.uri_hash = ${sha256("n.uri")} AND r.uri = n.uri
-          AND r.created_at >= ${unlessCreatedSince === null ? null : timestamp(unlessCreatedSince)}::timestamptz
-          AND (r.reads_anchors OR NOT n.anchors)
-      )
+      WHERE ${unlessReusable(unlessCreatedSince)}
       RETURNING c.id::text AS id, c.uri
     `.pipe(
       Effect.flatMap(decodeRows(NewCheckRow)),
-      Effect.map((rows) =>
-        rows.map(({ id, uri }): CheckRecord => ({
-          id,
-          uri,
-          priority,
-          createdAt: now,
-          completedAt: null,
-          result: null,
-          anchors: null
-        }))
-      )
+      Effect.map((rows) => rows.map((row) => newCheckRecord(row, priority, now)))
     )
 
   const createChecks = (input: Parameters<Store["createChecks"]>[0]) => {
@@ -138,22 +161,16 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
   }
 
   /**
-   * A claim looks at the first waiting checks of each host only: as many as the host's allowance (see `ClaimRequest`)
-   * leaves. Two copies claiming at once therefore contend for the same first checks of a host, and the one that finds
-   * them taken (SKIP LOCKED, or rechecked once their claim commits) takes none of that host's others.
+   * The common table expressions that give, as `allowances (host_hash, allowance)`, how many more checks of each host
+   * of `hosts` (a table expression of `host_hash`; a null is passed over) the request may claim (see `ClaimRequest`).
    * Hosts are told apart by their hash alone: a collision would only make two hosts share one limit.
-   * The hosts with waiting checks are found by skipping from one host to the next along the waiting checks' index, so
-   * that a claim costs a few probes per host rather than a read of every waiting check.
    */
-  const claimChecks = (request: ClaimRequest) => {
-    const limit = Math.max(0, Math.floor(request.limit))
-    const lowQuota = Math.min(limit, Math.max(0, Math.floor(request.lowPriorityQuota)))
-    if (limit === 0) return Effect.succeed<ReadonlyArray<ClaimedCheck>>([])
+  const allowances = (request: ClaimRequest, hosts: string) => {
     const now = timestamp(request.now)
     const perHost = Math.floor(request.perHost)
     const ahead = Math.max(0, Math.floor(request.aheadPerHost))
-    return rows("claimChecks", ClaimedRow, sql`
-      WITH RECURSIVE live AS (
+    return sql`
+      live AS (
         SELECT greatest(count(*), 1)::integer AS workers FROM linkcheck.workers
         WHERE heartbeat_at >= ${timestamp(request.workersAliveSince)}::timestamptz
       ),
@@ -161,16 +178,6 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
         SELECT CASE WHEN workers > 1 THEN 0 ELSE ${ahead}::integer END AS ahead,
           (${perHost}::integer + workers - 1) / workers AS share
         FROM live
-      ),
-      waiting_hosts AS (
-        (SELECT host_hash FROM linkcheck.checks WHERE completed_at IS NULL ORDER BY host_hash LIMIT 1)
-        UNION ALL
-        SELECT (
-          SELECT k.host_hash FROM linkcheck.checks k
-          WHERE k.completed_at IS NULL AND k.host_hash > w.host_hash
-          ORDER BY k.host_hash LIMIT 1
-        )
-        FROM waiting_hosts w WHERE w.host_hash IS NOT NULL
       ),
       held_by_others AS (
         SELECT host_hash, count(*)::integer AS checks FROM linkcheck.checks
@@ -189,12 +196,39 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
           ) - coalesce(w.checks, 0),
           0
         ) AS allowance
-        FROM waiting_hosts h
+        FROM ${sql.literal(hosts)} h
         CROSS JOIN limits m
         LEFT JOIN held_by_others o ON o.host_hash = h.host_hash
         LEFT JOIN held_by_worker w ON w.host_hash = h.host_hash
         WHERE h.host_hash IS NOT NULL
+      )
+    `
+  }
+
+  /**
+   * A claim looks at the first waiting checks of each host only: as many as the host's allowance leaves. Two copies
+   * claiming at once therefore contend for the same first checks of a host, and the one that finds them taken (SKIP
+   * LOCKED, or rechecked once their claim commits) takes none of that host's others.
+   * The hosts with waiting checks are found by skipping from one host to the next along the waiting checks' index, so
+   * that a claim costs a few probes per host rather than a read of every waiting check.
+   */
+  const claimChecks = (request: ClaimRequest) => {
+    const limit = Math.max(0, Math.floor(request.limit))
+    const lowQuota = Math.min(limit, Math.max(0, Math.floor(request.lowPriorityQuota)))
+    if (limit === 0) return Effect.succeed<ReadonlyArray<ClaimedCheck>>([])
+    const now = timestamp(request.now)
+    return rows("claimChecks", ClaimedRow, sql`
+      WITH RECURSIVE waiting_hosts AS (
+        (SELECT host_hash FROM linkcheck.checks WHERE completed_at IS NULL ORDER BY host_hash LIMIT 1)
+        UNION ALL
+        SELECT (
+          SELECT k.host_hash FROM linkcheck.checks k
+          WHERE k.completed_at IS NULL AND k.host_hash > w.host_hash
+          ORDER BY k.host_hash LIMIT 1
+        )
+        FROM waiting_hosts w WHERE w.host_hash IS NOT NULL
       ),
+      ${allowances(request, "waiting_hosts")},
       claimable AS (
         SELECT c.id, c.priority
         FROM allowances a
@@ -225,12 +259,50 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
         FOR NO KEY UPDATE SKIP LOCKED
       )
       RETURNING c.id::text AS id, c.uri, c.host, c.priority, c.attempts, c.reads_anchors
-    `).pipe(
-      Effect.map((claimed) =>
-        claimed.map(({ reads_anchors, ...check }): ClaimedCheck => ({ ...check, readsAnchors: reads_anchors })).sort((a, b) =>
-          a.priority === b.priority ? Number(a.id) - Number(b.id) : a.priority === "high" ? -1 : 1
-        )
+    `).pipe(Effect.map((claimed) => claimed.map(claimedCheckOf).sort(byClaimOrder)))
+  }
+
+  /**
+   * New checks as `createChecks` makes them, each claimed in the same statement if its host's allowance (counted along
+   * the pages' order) and the request's limit leave room for it.
+   */
+  const createAndClaimChecks = ({ claim, ...input }: Parameters<Store["createAndClaimChecks"]>[0]) => {
+    const pages = distinctPages(input.pages)
+    const now = timestamp(input.now)
+    return rows("createAndClaimChecks", NewClaimedRow, sql`
+      WITH wanted AS (
+        SELECT n.uri, n.host, ${sha256("n.host")} AS host_hash, n.anchors, n.position
+        FROM jsonb_to_recordset(${pagesJson(pages, true)}::jsonb) AS n(uri text, host text, anchors boolean, position integer)
+        WHERE ${unlessReusable(input.reuseSince)}
+      ),
+      wanted_hosts AS (SELECT DISTINCT host_hash FROM wanted),
+      ${allowances(claim, "wanted_hosts")},
+      ranked AS (
+        SELECT w.*, row_number() OVER (PARTITION BY w.host_hash ORDER BY w.position) <= a.allowance AS allowed
+        FROM wanted w JOIN allowances a ON a.host_hash = w.host_hash
+      ),
+      chosen AS (
+        SELECT r.*, r.allowed AND row_number() OVER (PARTITION BY r.allowed ORDER BY r.position)
+          <= ${Math.max(0, Math.floor(claim.limit))}::integer AS claimed
+        FROM ranked r
       )
+      INSERT INTO linkcheck.checks AS c (
+        uri, uri_hash, host, host_hash, priority, created_at, reads_anchors, claimed_by, claimed_until, claimed_at, attempts
+      )
+      SELECT n.uri, ${sha256("n.uri")}, n.host, n.host_hash, ${storedPriority(input.priority)}::smallint,
+        ${now}::timestamptz, n.anchors,
+        CASE WHEN n.claimed THEN ${claim.workerId}::text END,
+        CASE WHEN n.claimed THEN ${timestamp(claim.claimUntil)}::timestamptz END,
+        CASE WHEN n.claimed THEN ${now}::timestamptz END,
+        CASE WHEN n.claimed THEN 1 ELSE 0 END
+      FROM chosen n
+      ORDER BY n.position
+      RETURNING c.id::text AS id, c.uri, c.host, c.priority, c.attempts, c.reads_anchors, c.claimed_by IS NOT NULL AS claimed
+    `).pipe(
+      Effect.map((created) => ({
+        created: created.map((row) => newCheckRecord(row, input.priority, input.now)),
+        claimed: created.filter((row) => row.claimed).map(claimedCheckOf).sort(byClaimOrder)
+      }))
     )
   }
 
@@ -302,6 +374,7 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
     findCheck,
     createCheck,
     createChecks,
+    createAndClaimChecks,
     insertChecks,
     lockReusableChecks,
     raiseToHighPriority,
