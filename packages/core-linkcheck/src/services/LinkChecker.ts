@@ -10,7 +10,9 @@ import { namesSection, pagesOf, targetOf } from "../domain/fragments"
 import type { Batch, Link } from "../domain/reports"
 import { linkOf, toBatch } from "../domain/reports"
 import { siteOf } from "../domain/site"
+import type { ClaimRequest } from "../storage/LinkcheckStore"
 import { LinkcheckParts } from "./LinkcheckParts"
+import type { ClaimingWrite } from "./LocalClaims"
 
 const DEFAULT_CHECKED_WITHIN = Duration.seconds(DEFAULT_CHECKED_WITHIN_SECONDS)
 
@@ -21,12 +23,8 @@ const DEFAULT_CHECKED_WITHIN = Duration.seconds(DEFAULT_CHECKED_WITHIN_SECONDS)
  */
 const letWorkersClaim = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 0)))
 
-/**
- * A batch of more links than this has its checks written before the batch, this many first and then
- * `CHECKS_PER_WRITE` at a time, so that checking starts at once.
- */
+/** Links of a larger batch that are given checks before the batch is written, so that checking starts at once. */
 export const EARLY_START_LINKS = 256
-const CHECKS_PER_WRITE = 1000
 
 export interface CheckRequest {
   readonly uri: string
@@ -130,13 +128,11 @@ const makeLinkChecker = Effect.gen(function*() {
     })
 
   /**
-   * Writing a batch of thousands of links takes a while, so a larger batch's checks are written first, a group at a
-   * time, and the batch then takes them up as checks created since the request came. A group of high priority is
-   * claimed in the same step for this process's scheduler, which starts it at once; what it does not claim waits for
-   * any worker's claim. Should the batch fail to be written, those checks still run, and their results serve the
-   * caller's retry.
+   * Writing a batch of thousands of links takes a while, so its first links get checks of their own first and the
+   * workers start on them meanwhile; the batch then takes them up as checks created since the request came. Should
+   * the batch fail to be written, those checks still run, and their results serve the caller's retry.
    */
-  const writeChecksAhead = (
+  const startFirstLinks = (
     uris: ReadonlyArray<string>,
     checkFragments: boolean,
     priority: CheckPriority,
@@ -146,22 +142,28 @@ const makeLinkChecker = Effect.gen(function*() {
     Effect.gen(function*() {
       const pages = pagesOf(uris.map(targetOf), checkFragments)
       if (pages.length <= EARLY_START_LINKS) return false
-      let created = 0
-      for (let from = 0, to = EARLY_START_LINKS; from < pages.length; from = to, to += CHECKS_PER_WRITE) {
-        const group = { pages: pages.slice(from, to), priority, reuseSince: window, now: at }
-        const written = yield* localClaims.claimWhile((claim) =>
-          claim === undefined || priority === "low"
-            ? Effect.map(store.createChecks(group), (checks) => ({ created: checks, claimed: [] }))
-            : store.createAndClaimChecks({ ...group, claim })
-        )
-        created += written.created.length
-        if (written.claimed.length < written.created.length) {
-          yield* signal.notify
-          yield* letWorkersClaim
-        }
+      const first = { pages: pages.slice(0, EARLY_START_LINKS), priority, reuseSince: window, now: at }
+      const written = yield* claimingForThisProcess(priority, EARLY_START_LINKS, (claim) =>
+        claim === undefined
+          ? Effect.map(store.createChecks(first), (created) => ({ created, claimed: [] }))
+          : store.createAndClaimChecks({ ...first, claim }))
+      if (written.created.length === 0) return false
+      if (written.claimed.length < written.created.length) {
+        yield* signal.notify
+        yield* letWorkersClaim
       }
-      return created > 0
+      return true
     })
+
+  /**
+   * New checks of high priority are claimed as they are written for the scheduler of this process, if one runs here,
+   * which starts them once they are written. Low priority is left to the scheduler's own claims, which keep its share.
+   */
+  const claimingForThisProcess = <A extends ClaimingWrite, E>(
+    priority: CheckPriority,
+    wanted: number,
+    write: (claim: ClaimRequest | undefined) => Effect.Effect<A, E>
+  ) => (priority === "high" ? localClaims.claimWhile(wanted, write) : write(undefined))
 
   const createBatch = (request: BatchRequest) =>
     Effect.gen(function*() {
@@ -169,8 +171,8 @@ const makeLinkChecker = Effect.gen(function*() {
       const priority = request.priority ?? "high"
       const window = reuseSince(at, request.checkedWithin)
       const checkFragments = request.checkFragments ?? settings.checkFragments
-      const startedEarly = yield* writeChecksAhead(request.uris, checkFragments, priority, window, at)
-      const batch = yield* completion.createBatch({
+      const startedEarly = yield* startFirstLinks(request.uris, checkFragments, priority, window, at)
+      const newBatch = {
         uris: request.uris,
         checkFragments,
         priority,
@@ -179,8 +181,13 @@ const makeLinkChecker = Effect.gen(function*() {
         ...(request.owner === undefined ? {} : { owner: request.owner }),
         traceParent: yield* currentTraceParent,
         now: at
-      })
-      if (batch.completedAt === null) {
+      }
+      const { batch, claimed } = yield* claimingForThisProcess(
+        priority,
+        request.uris.length,
+        (claim) => completion.createBatch(newBatch, claim)
+      )
+      if (batch.completedAt === null && claimed.length < batch.checks.length) {
         yield* signal.notify
         // before this fiber builds the (up to 5000 links) answer
         yield* letWorkersClaim

@@ -2,10 +2,16 @@ import type { JobQueue, JobQueueError } from "@civicstack/jobs"
 import type { StoreError } from "@civicstack/kit"
 import { Effect, Metric } from "effect"
 import type { Context } from "effect"
-import type { BatchRecord } from "../domain/check"
 import { webhookDedupeKey, webhookDeliveryJob } from "../domain/jobs"
 import { checksCompleted } from "../domain/metrics"
-import type { CheckCompletion, CompletedChecks, LinkcheckStore, NewBatch } from "../storage/LinkcheckStore"
+import type {
+  CheckCompletion,
+  ClaimedNewBatch,
+  ClaimRequest,
+  CompletedChecks,
+  LinkcheckStore,
+  NewBatch
+} from "../storage/LinkcheckStore"
 
 type Store = Context.Tag.Service<LinkcheckStore>
 type Jobs = Context.Tag.Service<JobQueue>
@@ -22,8 +28,11 @@ export interface Completion {
     readonly now: Date
     readonly results: ReadonlyArray<CheckCompletion>
   }) => Effect.Effect<CompletedChecks, StoreError | JobQueueError>
-  /** Creates a batch; one whose every link already had a result is complete at once and its webhook enqueued. */
-  readonly createBatch: (batch: NewBatch) => Effect.Effect<BatchRecord, StoreError | JobQueueError>
+  /**
+   * Creates a batch, with `claim` claiming the checks it creates (see `createAndClaimBatch`); one whose every link
+   * already had a result is complete at once and its webhook enqueued.
+   */
+  readonly createBatch: (batch: NewBatch, claim?: ClaimRequest) => Effect.Effect<ClaimedNewBatch, StoreError | JobQueueError>
 }
 
 /** Counts the recorded checks by their link's status, once their transaction committed. */
@@ -51,11 +60,13 @@ export const makeCompletion = (store: Store, jobs: Jobs): Completion => {
         }
         return completed
       })).pipe(Effect.tap((completed) => countCompleted(input.results, completed.recorded))),
-    createBatch: (batch) =>
+    createBatch: (batch, claim) =>
       store.transaction(Effect.gen(function*() {
-        const created = yield* store.createBatch(batch)
-        if (created.completedAt !== null && created.webhook !== null) {
-          yield* enqueueWebhook(created.id, batch.traceParent ?? null)
+        const created = claim === undefined
+          ? { batch: yield* store.createBatch(batch), claimed: [] }
+          : yield* store.createAndClaimBatch({ ...batch, claim })
+        if (created.batch.completedAt !== null && created.batch.webhook !== null) {
+          yield* enqueueWebhook(created.batch.id, batch.traceParent ?? null)
         }
         return created
       }))

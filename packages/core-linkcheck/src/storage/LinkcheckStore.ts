@@ -39,6 +39,19 @@ export interface ClaimedNewChecks {
   readonly claimed: ReadonlyArray<ClaimedCheck>
 }
 
+export interface ClaimedNewBatch {
+  readonly batch: BatchRecord
+  /** Of the checks the batch created, those that were claimed, in the order they should run. */
+  readonly claimed: ReadonlyArray<ClaimedCheck>
+}
+
+/** What a claim made while writing new checks has left: `claim` less the `claimed` checks. */
+export const claimLeftAfter = (claim: ClaimRequest, claimed: ReadonlyArray<ClaimedCheck>): ClaimRequest => {
+  const heldByHost = new Map(claim.heldByHost)
+  for (const { host } of claimed) heldByHost.set(host, (heldByHost.get(host) ?? 0) + 1)
+  return { ...claim, limit: claim.limit - claimed.length, heldByHost }
+}
+
 export interface ClaimRequest {
   readonly workerId: string
   readonly now: Date
@@ -162,6 +175,13 @@ export class LinkcheckStore extends Context.Tag("@civicstack/core-linkcheck/Link
   ) => Effect.Effect<ClaimedNewChecks, StoreError>
   /** Creates the batch, reusing checks within the window and creating the others; completed at once if none is pending. */
   readonly createBatch: (batch: NewBatch) => Effect.Effect<BatchRecord, StoreError>
+  /**
+   * `createBatch`, claiming the checks it creates (not those it reuses) for `claim.workerId` in the same step, as
+   * `createAndClaimChecks` claims them: a worker in the same process then starts them as soon as the batch is written.
+   */
+  readonly createAndClaimBatch: (
+    batch: NewBatch & { readonly claim: ClaimRequest }
+  ) => Effect.Effect<ClaimedNewBatch, StoreError>
   /** The batch with this id; with `owner`, only if that caller created it. */
   readonly findBatch: (id: number, owner?: string) => Effect.Effect<Option.Option<BatchRecord>, StoreError>
   /**

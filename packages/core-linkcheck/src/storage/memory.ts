@@ -60,7 +60,12 @@ const make = Effect.gen(function*() {
       return [created, next]
     }),
     createAndClaimChecks: ({ claim, ...input }) => atomically((state) => createChecks(state, input, claim)),
-    createBatch: (batch) => atomically((state) => createBatch(state, batch)),
+    createBatch: (batch) =>
+      atomically((state) => {
+        const [created, next] = createBatch(state, batch)
+        return [created.batch, next]
+      }),
+    createAndClaimBatch: ({ claim, ...batch }) => atomically((state) => createBatch(state, batch, claim)),
     findBatch: (id, owner) =>
       read((state) =>
         HashMap.get(state.batches, id).pipe(

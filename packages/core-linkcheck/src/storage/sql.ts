@@ -20,6 +20,7 @@ const make = Effect.gen(function*() {
     createChecks: checks.createChecks,
     createAndClaimChecks: checks.createAndClaimChecks,
     createBatch: batches.createBatch,
+    createAndClaimBatch: batches.createAndClaimBatch,
     findBatch: batches.findBatch,
     findWebhookReport: batches.findWebhookReport,
     claimChecks: checks.claimChecks,

@@ -69,6 +69,9 @@ const RESULTS_GATHERING_STEPS = 6
 const RESULTS_WORTH_A_WRITE = 64
 const gatheringStep = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, RESULTS_GATHERING_STEP_MS)))
 
+/** Claims, its own and those of writes of the request side, that one worker makes at once at most. */
+const CLAIMS_AT_ONCE = 64
+
 const STARTS_PER_TURN = 16
 const nextTurn = Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
 
@@ -118,8 +121,8 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const nextStartByHost = new Map<string, number>()
     let lowPriorityCredit = 0
     let stopping = false
-    /** Claims and heartbeats take turns. */
-    const claiming = yield* Effect.makeSemaphore(1)
+    /** Claims run beside each other (see `claimer`), and a heartbeat, or the start of shutdown, beside none. */
+    const claiming = yield* Effect.makeSemaphore(CLAIMS_AT_ONCE)
 
     const claimMillis = Duration.toMillis(CLAIM_DURATION)
 
@@ -333,45 +336,61 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       lowPriorityQuota
     })
 
-    /** Puts claimed checks among the ready ones, each host's in the order they should run, and starts what may start. */
-    const takeClaimed = (claimed: ReadonlyArray<ClaimedCheck>) =>
-      Effect.suspend(() => {
-        const joined = new Set<Array<ClaimedCheck>>()
-        for (const check of claimed) {
-          const queue = ready.get(check.host)
-          if (queue === undefined) ready.set(check.host, [check])
-          else {
-            queue.push(check)
-            joined.add(queue)
-          }
-          readyCount += 1
+    /** Puts claimed checks among the ready ones, each host's in the order they should run. */
+    const takeClaimed = (claimed: ReadonlyArray<ClaimedCheck>) => {
+      const joined = new Set<Array<ClaimedCheck>>()
+      for (const check of claimed) {
+        const queue = ready.get(check.host)
+        if (queue === undefined) ready.set(check.host, [check])
+        else {
+          queue.push(check)
+          joined.add(queue)
         }
-        // a claim's checks come in order; only a host that already had some waits to be put in order again
-        for (const queue of joined) queue.sort((a, b) => (runsBefore(a, b) ? -1 : 1))
-        return startReady
-      })
+        readyCount += 1
+      }
+      // a claim's checks come in order; only a host that already had some waits to be put in order again
+      for (const queue of joined) queue.sort((a, b) => (runsBefore(a, b) ? -1 : 1))
+    }
 
     /** Uninterruptible: claimed checks are either ready to start or, once shutdown began, handed back by `drain`. */
     const claimMore = Effect.gen(function*() {
-      const room = capacity - running.size - readyCount
+      const room = capacity - running.size - readyCount - roomBeingClaimed
       if (room <= 0) return 0
       lowPriorityCredit += room * LOW_PRIORITY_SHARE
       const lowPriorityQuota = Math.floor(lowPriorityCredit)
       const claimed = yield* store.claimChecks(claimRequest(yield* now, room, lowPriorityQuota))
       const lowClaimed = claimed.filter((check) => check.priority === "low").length
       lowPriorityCredit = Math.max(0, lowPriorityCredit - Math.min(lowClaimed, lowPriorityQuota))
-      yield* takeClaimed(claimed)
+      takeClaimed(claimed)
+      yield* startReady
       return claimed.length
     }).pipe(claiming.withPermits(1), Effect.uninterruptible)
 
-    /** Checks written by this process's request side are claimed as they are written, as a claim would (see `claimMore`). */
+    /** Room promised to the claims of writes in progress, so that two at once do not both fill it. */
+    let roomBeingClaimed = 0
+
+    /**
+     * The request side of this process writes new checks claimed for this worker, as a claim would (see `claimMore`),
+     * and the claim loop starts them while the writer goes on. Such writes run beside each other and beside a claim, and
+     * never beside a heartbeat, which would hand back the checks it does not know of yet, nor once shutdown began.
+     */
     const claimer: Claimer = {
-      claimWhile: (write) =>
-        Effect.gen(function*() {
-          const room = capacity - running.size - readyCount
-          const written = yield* write(stopping || room <= 0 ? undefined : claimRequest(yield* now, room, 0))
-          yield* takeClaimed(written.claimed)
-          return written
+      claimWhile: (wanted, write) =>
+        Effect.suspend(() => {
+          const room = Math.min(wanted, capacity - running.size - readyCount - roomBeingClaimed)
+          if (stopping || room <= 0) return write(undefined)
+          roomBeingClaimed += room
+          return Effect.flatMap(now, (at) => write(claimRequest(at, room, 0))).pipe(
+            Effect.tap((written) =>
+              Effect.sync(() => {
+                takeClaimed(written.claimed)
+                if (written.claimed.length > 0) signal.unsafeNotify()
+              })
+            ),
+            Effect.ensuring(Effect.sync(() => {
+              roomBeingClaimed -= room
+            }))
+          )
         }).pipe(claiming.withPermits(1), Effect.uninterruptible)
     }
 
@@ -380,7 +399,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
      * its name that it does not know of (the answer to a claim was lost to a failing connection) is handed back.
      * Never at the same time as a claim, whose checks it would not know of yet.
      */
-    const heartbeat = claiming.withPermits(1)(Effect.gen(function*() {
+    const heartbeat = claiming.withPermits(CLAIMS_AT_ONCE)(Effect.gen(function*() {
       const at = yield* now
       yield* store.heartbeat({
         workerId,
@@ -445,7 +464,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
 
     const drain = Effect.gen(function*() {
       // after any claim in progress, whose checks are then among the ready ones handed back here
-      yield* claiming.withPermits(1)(Effect.sync(() => {
+      yield* claiming.withPermits(CLAIMS_AT_ONCE)(Effect.sync(() => {
         stopping = true
       }))
       const unstarted = readyIds()

@@ -105,6 +105,45 @@ describe("batches through the service", () => {
     }).pipe(Effect.scoped, Effect.provide(runningLinkcheck(fleet, storeWaitingForFirstRequest)))
   }, { timeout: 60_000 })
 
+  it.live("a batch's checks are claimed for the running scheduler as they are written, first links and the rest", () => {
+    const claimedAfterwards: Array<string> = []
+    const claimedAsWritten: Array<string> = []
+    const recordingClaims = Layer.effect(
+      LinkcheckStore,
+      Effect.map(LinkcheckStore, (store): Context.Tag.Service<LinkcheckStore> => ({
+        ...store,
+        claimChecks: (request) =>
+          Effect.tap(store.claimChecks(request), (claimed) => claimedAfterwards.push(...claimed.map((check) => check.uri))),
+        createAndClaimChecks: (input) =>
+          Effect.tap(store.createAndClaimChecks(input), ({ claimed }) =>
+            claimedAsWritten.push(...claimed.map((check) => check.uri))),
+        createAndClaimBatch: (input) =>
+          Effect.tap(store.createAndClaimBatch(input), ({ claimed }) =>
+            claimedAsWritten.push(...claimed.map((check) => check.uri)))
+      }))
+    ).pipe(Layer.provide(layerMemory()))
+    // 30 links on each of 20 hosts, within what a host may have claimed (its limit and as many ahead)
+    const uris = Array.from({ length: 600 }, (_, n) => `http://many${n % 20}.test:${fleet.httpPort}/slow?ms=100&written=${n}`)
+    return Effect.gen(function*() {
+      const linkChecker = yield* LinkChecker
+      // once a first batch is done, the scheduler runs
+      yield* completedBatch((yield* linkChecker.createBatch({ uris: [`${fleet.http}/ok?warm-up`] })).batch.id)
+      claimedAsWritten.length = 0
+      claimedAfterwards.length = 0
+      const created = yield* linkChecker.createBatch({ uris, checkedWithin: 0, priority: "high" })
+      const report = yield* completedBatch(created.batch.id)
+      expect(report.totals).toMatchObject({ links: 600, ok: 600 })
+      expect(claimedAsWritten).toEqual(uris)
+      expect(claimedAfterwards).toEqual([])
+      for (let host = 0; host < 20; host++) {
+        expect(fleet.peakConcurrentRequests(`many${host}.test:${fleet.httpPort}`)).toBeLessThanOrEqual(20)
+      }
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(runningLinkcheck(fleet, recordingClaims, { concurrency: 1000, perHostConcurrency: 20 }))
+    )
+  }, { timeout: 60_000 })
+
   it.live("a check run inside a request that finishes a batch's last link completes the batch and sends its webhook", () =>
     Effect.gen(function*() {
       const receiver = yield* Effect.acquireRelease(Effect.promise(() => startWebhookReceiver()), (r) => Effect.promise(r.close))

@@ -376,6 +376,103 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
         }))
     })
 
+    describe("createAndClaimChecks", () => {
+      const createAndClaim = (pageUris: ReadonlyArray<string>, overrides: Partial<ClaimRequest> = {}, reuseSince: Date | null = null) =>
+        Effect.flatMap(LinkcheckStore, (store) =>
+          store.createAndClaimChecks({
+            pages: pageUris.map((uri) => ({ uri, readsAnchors: uri.includes("guide") })),
+            priority: "high",
+            reuseSince,
+            now: start,
+            claim: claimRequest(overrides)
+          }))
+
+      test("claims each host's first new checks within its allowance and the limit; the rest wait for any claim", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const written = yield* createAndClaim([
+            "https://a.example/1",
+            "https://b.example/guide",
+            "https://a.example/2",
+            "https://a.example/3",
+            "https://c.example/1",
+            "https://d.example/1"
+          ], { perHost: 2, limit: 4 })
+          expect(written.created.map((check) => check.uri)).toEqual([
+            "https://a.example/1",
+            "https://b.example/guide",
+            "https://a.example/2",
+            "https://a.example/3",
+            "https://c.example/1",
+            "https://d.example/1"
+          ])
+          expect(written.claimed).toEqual([
+            { id: written.created[0]!.id, uri: "https://a.example/1", host: "a.example", priority: "high", attempts: 1, readsAnchors: false },
+            { id: written.created[1]!.id, uri: "https://b.example/guide", host: "b.example", priority: "high", attempts: 1, readsAnchors: true },
+            { id: written.created[2]!.id, uri: "https://a.example/2", host: "a.example", priority: "high", attempts: 1, readsAnchors: false },
+            { id: written.created[4]!.id, uri: "https://c.example/1", host: "c.example", priority: "high", attempts: 1, readsAnchors: false }
+          ])
+          expect(yield* store.workload(start)).toEqual({ pending: 6, claimed: 4, oldestClaimAt: start })
+          // another worker finds host a at its limit, and takes what was left of the others
+          expect(uris(yield* claim({ workerId: "worker-b", perHost: 2 }))).toEqual(["https://d.example/1"])
+          // the claims are the worker's own: it records their results
+          const completed = yield* store.completeChecks({
+            workerId: "worker-a",
+            now: at(1),
+            results: written.claimed.map(({ id }) => ({ id, result: ok }))
+          })
+          expect([...completed.recorded].sort()).toEqual(written.claimed.map(({ id }) => id).sort())
+        }))
+
+      test("counts what the worker and the other workers already hold of a host", () =>
+        Effect.gen(function*() {
+          yield* claimedCheck("https://busy.example/in-a-request", "worker-x")
+          const written = yield* createAndClaim(
+            ["https://busy.example/1", "https://busy.example/2", "https://held.example/1", "https://held.example/2"],
+            { perHost: 2, heldByHost: new Map([["held.example", 1]]) }
+          )
+          expect(uris(written.claimed)).toEqual(["https://busy.example/1", "https://held.example/1"])
+        }))
+
+      test("claims none of a page that already has a check in the window, and none at all with a limit of 0", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const earlier = yield* store.createCheck({ uri: "https://a.example/", priority: "high", now: start })
+          const written = yield* createAndClaim(["https://a.example/", "https://b.example/"], {}, start)
+          expect(written.created.map((check) => check.uri)).toEqual(["https://b.example/"])
+          expect(uris(written.claimed)).toEqual(["https://b.example/"])
+          expect(written.created.map((check) => check.id)).not.toContain(earlier.id)
+          const none = yield* createAndClaim(["https://c.example/"], { limit: 0 })
+          expect(none.created.map((check) => check.uri)).toEqual(["https://c.example/"])
+          expect(none.claimed).toEqual([])
+        }))
+
+      test("createAndClaimBatch claims the checks the batch creates as createAndClaimChecks does, none it reuses", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          const reused = yield* store.createCheck({ uri: "https://a.example/reused", priority: "low", now: start })
+          const { batch, claimed } = yield* store.createAndClaimBatch({
+            uris: ["https://a.example/reused", "https://a.example/1", "https://a.example/2", "https://b.example/1#part"],
+            priority: "high",
+            reuseSince: start,
+            webhook: null,
+            now: start,
+            claim: claimRequest({ perHost: 1, limit: 5, heldByHost: new Map([["b.example", 0]]) })
+          })
+          expect(batch.checks[0]!.id).toBe(reused.id)
+          expect(claimed).toEqual([
+            { id: batch.checks[1]!.id, uri: "https://a.example/1", host: "a.example", priority: "high", attempts: 1, readsAnchors: false },
+            { id: batch.checks[3]!.id, uri: "https://b.example/1", host: "b.example", priority: "high", attempts: 1, readsAnchors: false }
+          ])
+          expect(yield* store.findBatch(batch.id)).toEqual(Option.some(batch))
+          // the reused check and a.example/2 wait for a claim
+          expect(uris(yield* claim({ workerId: "worker-b", perHost: 3 }))).toEqual([
+            "https://a.example/reused",
+            "https://a.example/2"
+          ])
+        }))
+    })
+
     describe("claimChecks", () => {
       test("claims high priority first and hands the low quota to low priority first", () =>
         Effect.gen(function*() {

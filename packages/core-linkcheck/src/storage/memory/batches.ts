@@ -1,9 +1,17 @@
 import { HashMap, Option } from "effect"
 import type { BatchRecord } from "../../domain/check"
 import { pagesOf, targetOf } from "../../domain/fragments"
-import type { CheckCompletion, CompletedBatch, CompletedChecks, NewBatch } from "../LinkcheckStore"
+import type {
+  CheckCompletion,
+  ClaimedNewBatch,
+  ClaimRequest,
+  CompletedBatch,
+  CompletedChecks,
+  NewBatch
+} from "../LinkcheckStore"
+import { newCheckInserter } from "./checks"
 import type { State, StoredBatch, StoredCheck } from "./state"
-import { checkOf, insertCheck, isHeldBy, newestCheck, putCheck, recordOf } from "./state"
+import { checkOf, isHeldBy, newestCheck, putCheck, recordOf } from "./state"
 
 const latestCompletion = (checks: ReadonlyArray<StoredCheck>): Date | null =>
   checks.reduce<Date | null>(
@@ -23,8 +31,13 @@ export const storedBatchRecord = (state: State, batch: StoredBatch): BatchRecord
   checkFragments: batch.checkFragments
 })
 
-export const createBatch = (initial: State, batch: NewBatch): readonly [BatchRecord, State] => {
+export const createBatch = (
+  initial: State,
+  batch: NewBatch,
+  claim?: ClaimRequest
+): readonly [ClaimedNewBatch, State] => {
   let state = initial
+  const inserter = newCheckInserter(initial, claim)
   const checkFragments = batch.checkFragments ?? false
   const targets = batch.uris.map(targetOf)
   const checkByPage = new Map<string, StoredCheck>()
@@ -33,7 +46,7 @@ export const createBatch = (initial: State, batch: NewBatch): readonly [BatchRec
       ? undefined
       : newestCheck(state, uri, { since: batch.reuseSince, completedOnly: false, readsAnchors })
     if (check === undefined) {
-      ;[check, state] = insertCheck(state, { uri, readsAnchors, priority: batch.priority, now: batch.now }, undefined)
+      ;[check, state] = inserter.insert(state, { uri, readsAnchors, priority: batch.priority, now: batch.now })
     } else if (check.completedAt === null && check.priority === "low" && batch.priority === "high") {
       check = { ...check, priority: "high" }
       state = putCheck(state, check)
@@ -68,7 +81,7 @@ export const createBatch = (initial: State, batch: NewBatch): readonly [BatchRec
     batches: HashMap.set(state.batches, stored.id, stored),
     batchLinksByCheck
   }
-  return [storedBatchRecord(state, stored), state]
+  return [{ batch: storedBatchRecord(state, stored), claimed: inserter.claimed }, state]
 }
 
 export const completeChecks = (

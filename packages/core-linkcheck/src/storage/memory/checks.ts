@@ -1,5 +1,5 @@
 import { HashMap, Option, SortedSet } from "effect"
-import type { CheckRecord, ClaimedCheck } from "../../domain/check"
+import type { CheckPriority, CheckRecord, ClaimedCheck } from "../../domain/check"
 import { distinctPages } from "../../domain/fragments"
 import { siteOf } from "../../domain/site"
 import type { ClaimedNewChecks, ClaimRequest, NewChecks, Workload } from "../LinkcheckStore"
@@ -52,34 +52,45 @@ const pagesWithoutCheck = (state: State, input: NewChecks) =>
     newestCheck(state, uri, { since: input.reuseSince, completedOnly: false, readsAnchors }) === undefined
   )
 
-/** Same selection as the SQL adapter: a new page's check is claimed while its host's allowance and the limit last. */
+/**
+ * Inserts new checks, claiming each while its host's allowance and the request's limit last: the same selection as the
+ * SQL adapter's.
+ */
+export const newCheckInserter = (initial: State, claim: ClaimRequest | undefined) => {
+  const allowance = claim === undefined ? () => 0 : hostAllowance(initial, claim)
+  const limit = claim === undefined ? 0 : Math.max(0, Math.floor(claim.limit))
+  const claimedByHost = new Map<string, number>()
+  const claimed: Array<ClaimedCheck> = []
+  const insert = (
+    state: State,
+    input: { readonly uri: string; readonly readsAnchors: boolean; readonly priority: CheckPriority; readonly now: Date }
+  ): readonly [StoredCheck, State] => {
+    const host = siteOf(input.uri)
+    const claims = claim !== undefined && claimed.length < limit && (claimedByHost.get(host) ?? 0) < allowance(host)
+    const inserted = insertCheck(state, input, claims ? { workerId: claim.workerId, until: claim.claimUntil } : undefined)
+    if (claims) {
+      claimed.push(claimedCheckOf(inserted[0]))
+      claimedByHost.set(host, (claimedByHost.get(host) ?? 0) + 1)
+    }
+    return inserted
+  }
+  return { insert, claimed }
+}
+
 export const createChecks = (
   initial: State,
   input: NewChecks,
   claim?: ClaimRequest
 ): readonly [ClaimedNewChecks, State] => {
-  const allowance = claim === undefined ? () => 0 : hostAllowance(initial, claim)
-  const limit = claim === undefined ? 0 : Math.max(0, Math.floor(claim.limit))
-  const claimedByHost = new Map<string, number>()
+  const inserter = newCheckInserter(initial, claim)
   const created: Array<CheckRecord> = []
-  const claimed: Array<ClaimedCheck> = []
   let state = initial
   for (const { readsAnchors, uri } of pagesWithoutCheck(initial, input)) {
-    const host = siteOf(uri)
-    const claims = claim !== undefined && claimed.length < limit && (claimedByHost.get(host) ?? 0) < allowance(host)
-    const [check, next] = insertCheck(
-      state,
-      { uri, readsAnchors, priority: input.priority, now: input.now },
-      claims ? { workerId: claim.workerId, until: claim.claimUntil } : undefined
-    )
+    const [check, next] = inserter.insert(state, { uri, readsAnchors, priority: input.priority, now: input.now })
     state = next
     created.push(recordOf(check))
-    if (claims) {
-      claimed.push(claimedCheckOf(check))
-      claimedByHost.set(host, (claimedByHost.get(host) ?? 0) + 1)
-    }
   }
-  return [{ created, claimed }, state]
+  return [{ created, claimed: inserter.claimed }, state]
 }
 
 /** Same selection as the SQL adapter: per-host ranks over all claimable checks, then the low quota, then the rest. */

@@ -1,9 +1,10 @@
 import { decodeRows } from "@civicstack/kit"
 import type { Context } from "effect"
 import { Effect, Option, Schema } from "effect"
-import type { BatchRecord, CheckRecord } from "../../domain/check"
+import type { BatchRecord, CheckRecord, ClaimedCheck } from "../../domain/check"
 import { pagesOf, targetOf } from "../../domain/fragments"
-import type { LinkcheckStore, NewBatch } from "../LinkcheckStore"
+import type { ClaimRequest, LinkcheckStore, NewBatch } from "../LinkcheckStore"
+import { claimLeftAfter } from "../LinkcheckStore"
 import { batchReportJson } from "../reportJson"
 import type { checkStatements } from "./checks"
 import { BatchRow, CheckRow, checkRecordOf, isBatchId, ROWS_PER_STATEMENT, timestamp, webhookOf } from "./rows"
@@ -48,7 +49,7 @@ const latestCompletion = (checks: ReadonlyArray<CheckRecord>): Date | null =>
 /** The statements of batches and their links: writing and reading them, counting them down, deleting old ones. */
 export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typeof checkStatements>) => {
   const { atomically, batchColumns, checkColumnsButAnchors, sql, storeError, transaction } = tools
-  const { insertChecks, lockReusableChecks, raiseToHighPriority, recordResults } = checks
+  const { insertChecks, insertClaimedChecks, lockReusableChecks, raiseToHighPriority, recordResults } = checks
 
   const insertBatch = (batch: NewBatch, pendingLinks: number, completedAt: Date | null, hasFragmentLinks: boolean) =>
     sql`
@@ -85,7 +86,7 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
           WITH ORDINALITY AS l(link, position)
       `
 
-  const createBatch = (batch: NewBatch) =>
+  const writeBatch = (batch: NewBatch, claim?: ClaimRequest) =>
     transaction(Effect.gen(function*() {
       const targets = batch.uris.map(targetOf)
       const pages = pagesOf(targets, batch.checkFragments ?? false)
@@ -100,9 +101,18 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
         checkByPage.set(check.uri, raised ? { ...check, priority: "high" } : check)
       }
       const missing = pages.filter((page) => !checkByPage.has(page.uri))
+      const claimed: Array<ClaimedCheck> = []
       for (let from = 0; from < missing.length; from += ROWS_PER_STATEMENT) {
         const chunk = missing.slice(from, from + ROWS_PER_STATEMENT)
-        for (const check of yield* insertChecks(chunk, batch.priority, batch.now)) checkByPage.set(check.uri, check)
+        const created = claim === undefined
+          ? yield* insertChecks(chunk, batch.priority, batch.now)
+          : yield* insertClaimedChecks(chunk, batch.priority, batch.now, null, claimLeftAfter(claim, claimed)).pipe(
+            Effect.map((written) => {
+              claimed.push(...written.claimed)
+              return written.created
+            })
+          )
+        for (const check of created) checkByPage.set(check.uri, check)
       }
       const checks = targets.map(({ page }) => checkByPage.get(page)!)
       const fragments = targets.map(({ fragment }) => fragment)
@@ -113,7 +123,7 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
         const to = from + ROWS_PER_STATEMENT
         yield* insertBatchLinks(row.id, from, checks.slice(from, to).map((check) => check.id), fragments.slice(from, to))
       }
-      return {
+      const created: BatchRecord = {
         id: row.id,
         createdAt: row.created_at,
         completedAt: row.completed_at,
@@ -122,8 +132,15 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
         checks,
         uris: batch.uris,
         checkFragments: row.check_fragments
-      } satisfies BatchRecord
-    })).pipe(Effect.mapError(storeError("createBatch")))
+      }
+      return { batch: created, claimed }
+    }))
+
+  const createBatch = (batch: NewBatch) =>
+    writeBatch(batch).pipe(Effect.map(({ batch }) => batch), Effect.mapError(storeError("createBatch")))
+
+  const createAndClaimBatch = ({ claim, ...batch }: Parameters<Store["createAndClaimBatch"]>[0]) =>
+    writeBatch(batch, claim).pipe(Effect.mapError(storeError("createAndClaimBatch")))
 
   const readBatch = (id: number, owner?: string) =>
     Effect.gen(function*() {
@@ -286,5 +303,5 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
     })).pipe(Effect.mapError(storeError("deleteCompletedBefore")))
   }
 
-  return { createBatch, findBatch, findWebhookReport, completeChecks, deleteCompletedBefore }
+  return { createBatch, createAndClaimBatch, findBatch, findWebhookReport, completeChecks, deleteCompletedBefore }
 }

@@ -263,17 +263,22 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
   }
 
   /**
-   * New checks as `createChecks` makes them, each claimed in the same statement if its host's allowance (counted along
-   * the pages' order) and the request's limit leave room for it.
+   * `insertChecks`, each new check claimed in the same statement if its host's allowance (counted along the pages'
+   * order) and the request's limit leave room for it.
    */
-  const createAndClaimChecks = ({ claim, ...input }: Parameters<Store["createAndClaimChecks"]>[0]) => {
-    const pages = distinctPages(input.pages)
-    const now = timestamp(input.now)
-    return rows("createAndClaimChecks", NewClaimedRow, sql`
+  const insertClaimedChecks = (
+    pages: ReadonlyArray<WantedPage>,
+    priority: CheckPriority,
+    now: Date,
+    unlessCreatedSince: Date | null,
+    claim: ClaimRequest
+  ) =>
+    sql`
       WITH wanted AS (
         SELECT n.uri, n.host, ${sha256("n.host")} AS host_hash, n.anchors, n.position
-        FROM jsonb_to_recordset(${pagesJson(pages, true)}::jsonb) AS n(uri text, host text, anchors boolean, position integer)
-        WHERE ${unlessReusable(input.reuseSince)}
+        FROM jsonb_to_recordset(${pagesJson(pages, true)}::jsonb)
+          AS n(uri text, host text, anchors boolean, position integer)
+        WHERE ${unlessReusable(unlessCreatedSince)}
       ),
       wanted_hosts AS (SELECT DISTINCT host_hash FROM wanted),
       ${allowances(claim, "wanted_hosts")},
@@ -287,24 +292,31 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
         FROM ranked r
       )
       INSERT INTO linkcheck.checks AS c (
-        uri, uri_hash, host, host_hash, priority, created_at, reads_anchors, claimed_by, claimed_until, claimed_at, attempts
+        uri, uri_hash, host, host_hash, priority, created_at, reads_anchors, claimed_by, claimed_until, claimed_at,
+        attempts
       )
-      SELECT n.uri, ${sha256("n.uri")}, n.host, n.host_hash, ${storedPriority(input.priority)}::smallint,
-        ${now}::timestamptz, n.anchors,
+      SELECT n.uri, ${sha256("n.uri")}, n.host, n.host_hash, ${storedPriority(priority)}::smallint,
+        ${timestamp(now)}::timestamptz, n.anchors,
         CASE WHEN n.claimed THEN ${claim.workerId}::text END,
         CASE WHEN n.claimed THEN ${timestamp(claim.claimUntil)}::timestamptz END,
-        CASE WHEN n.claimed THEN ${now}::timestamptz END,
+        CASE WHEN n.claimed THEN ${timestamp(now)}::timestamptz END,
         CASE WHEN n.claimed THEN 1 ELSE 0 END
       FROM chosen n
       ORDER BY n.position
-      RETURNING c.id::text AS id, c.uri, c.host, c.priority, c.attempts, c.reads_anchors, c.claimed_by IS NOT NULL AS claimed
-    `).pipe(
+      RETURNING c.id::text AS id, c.uri, c.host, c.priority, c.attempts, c.reads_anchors,
+        c.claimed_by IS NOT NULL AS claimed
+    `.pipe(
+      Effect.flatMap(decodeRows(NewClaimedRow)),
       Effect.map((created) => ({
-        created: created.map((row) => newCheckRecord(row, input.priority, input.now)),
+        created: created.map((row) => newCheckRecord(row, priority, now)),
         claimed: created.filter((row) => row.claimed).map(claimedCheckOf).sort(byClaimOrder)
       }))
     )
-  }
+
+  const createAndClaimChecks = ({ claim, ...input }: Parameters<Store["createAndClaimChecks"]>[0]) =>
+    insertClaimedChecks(distinctPages(input.pages), input.priority, input.now, input.reuseSince, claim).pipe(
+      Effect.mapError(storeError("createAndClaimChecks"))
+    )
 
   /** Locks in id order, so that statements touching many checks cannot deadlock each other. */
   const heldChecks = (workerId: string, ids: ReadonlyArray<string>) =>
@@ -328,9 +340,14 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
       WHERE id IN (${heldChecks(workerId, ids)})
     `.pipe(Effect.asVoid, Effect.mapError(storeError("releaseClaims")))
 
-  /** Records the results of the checks the worker still holds; returns their ids. */
+  /**
+   * Records the results of the checks the worker still holds; returns their ids. The results go in id order, the order
+   * in which a batch being written locks the checks it reuses: updated along them (a nested loop, the plan for a few
+   * hundred rows), the two wait for each other rather than deadlock.
+   */
   const recordResults = (workerId: string, results: ReadonlyArray<CheckCompletion>, now: Date) => {
-    const updates = results.filter(({ id }) => isCheckId(id)).map(({ anchors, id, result }) => ({
+    const inIdOrder = results.filter(({ id }) => isCheckId(id)).sort((a, b) => Number(a.id) - Number(b.id))
+    const updates = inIdOrder.map(({ anchors, id, result }) => ({
       id,
       status: result.status,
       errors: result.errors,
@@ -376,6 +393,7 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
     createChecks,
     createAndClaimChecks,
     insertChecks,
+    insertClaimedChecks,
     lockReusableChecks,
     raiseToHighPriority,
     claimChecks,
