@@ -32,7 +32,10 @@ export interface Completion {
    * Creates a batch, with `claim` claiming the checks it creates (see `createAndClaimBatch`); one whose every link
    * already had a result is complete at once and its webhook enqueued.
    */
-  readonly createBatch: (batch: NewBatch, claim?: ClaimRequest) => Effect.Effect<ClaimedNewBatch, StoreError | JobQueueError>
+  readonly createBatch: (
+    batch: NewBatch,
+    claim?: ClaimRequest
+  ) => Effect.Effect<ClaimedNewBatch, StoreError | JobQueueError>
 }
 
 /** Counts the recorded checks by their link's status, once their transaction committed. */

@@ -370,9 +370,10 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     let roomBeingClaimed = 0
 
     /**
-     * The request side of this process writes new checks claimed for this worker, as a claim would (see `claimMore`),
-     * and the claim loop starts them while the writer goes on. Such writes run beside each other and beside a claim, and
-     * never beside a heartbeat, which would hand back the checks it does not know of yet, nor once shutdown began.
+     * The request side of this process writes new checks claimed for this worker, as a claim would (see
+     * `claimMore`), and the claim loop starts them while the writer goes on. Such writes run beside each other and
+     * beside a claim, but never beside a heartbeat, which would hand back the checks it does not know of yet, nor
+     * once shutdown began.
      */
     const claimer: Claimer = {
       claimWhile: (wanted, write) =>

@@ -1,9 +1,9 @@
 import { HashMap, Option, SortedSet } from "effect"
-import type { CheckPriority, CheckRecord, ClaimedCheck } from "../../domain/check"
+import type { CheckRecord, ClaimedCheck } from "../../domain/check"
 import { distinctPages } from "../../domain/fragments"
 import { siteOf } from "../../domain/site"
 import type { ClaimedNewChecks, ClaimRequest, NewChecks, Workload } from "../LinkcheckStore"
-import type { State, StoredCheck } from "./state"
+import type { NewCheck, State, StoredCheck } from "./state"
 import { checkOf, insertCheck, isClaimable, isHeldBy, newestCheck, putCheck, recordOf } from "./state"
 
 /** Per host, the pending checks that workers other than `request`'s hold until `now` at least. */
@@ -61,14 +61,13 @@ export const newCheckInserter = (initial: State, claim: ClaimRequest | undefined
   const limit = claim === undefined ? 0 : Math.max(0, Math.floor(claim.limit))
   const claimedByHost = new Map<string, number>()
   const claimed: Array<ClaimedCheck> = []
-  const insert = (
-    state: State,
-    input: { readonly uri: string; readonly readsAnchors: boolean; readonly priority: CheckPriority; readonly now: Date }
-  ): readonly [StoredCheck, State] => {
+  const insert = (state: State, input: NewCheck): readonly [StoredCheck, State] => {
     const host = siteOf(input.uri)
-    const claims = claim !== undefined && claimed.length < limit && (claimedByHost.get(host) ?? 0) < allowance(host)
-    const inserted = insertCheck(state, input, claims ? { workerId: claim.workerId, until: claim.claimUntil } : undefined)
-    if (claims) {
+    const holder = claim !== undefined && claimed.length < limit && (claimedByHost.get(host) ?? 0) < allowance(host)
+      ? { workerId: claim.workerId, until: claim.claimUntil }
+      : undefined
+    const inserted = insertCheck(state, input, holder)
+    if (holder !== undefined) {
       claimed.push(claimedCheckOf(inserted[0]))
       claimedByHost.set(host, (claimedByHost.get(host) ?? 0) + 1)
     }

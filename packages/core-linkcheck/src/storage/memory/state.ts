@@ -113,9 +113,16 @@ export const putCheck = (state: State, check: StoredCheck): State => {
   return next
 }
 
+export interface NewCheck {
+  readonly uri: string
+  readonly readsAnchors?: boolean
+  readonly priority: CheckPriority
+  readonly now: Date
+}
+
 export const insertCheck = (
   state: State,
-  input: { readonly uri: string; readonly readsAnchors?: boolean; readonly priority: CheckPriority; readonly now: Date },
+  input: NewCheck,
   claim: { readonly workerId: string; readonly until: Date } | undefined
 ): readonly [StoredCheck, State] => {
   const check: StoredCheck = {

@@ -52,7 +52,11 @@ const byClaimOrder = (a: ClaimedCheck, b: ClaimedCheck) =>
   a.priority === b.priority ? Number(a.id) - Number(b.id) : a.priority === "high" ? -1 : 1
 
 /** A check just created, of which the store returned the id. */
-const newCheckRecord = (row: { readonly id: string; readonly uri: string }, priority: CheckPriority, now: Date): CheckRecord => ({
+const newCheckRecord = (
+  row: { readonly id: string; readonly uri: string },
+  priority: CheckPriority,
+  now: Date
+): CheckRecord => ({
   id: row.id,
   uri: row.uri,
   priority,
