@@ -390,22 +390,16 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
       test("claims each host's first new checks within its allowance and the limit; the rest wait for any claim", () =>
         Effect.gen(function*() {
           const store = yield* LinkcheckStore
-          const written = yield* createAndClaim([
+          const pageUris = [
             "https://a.example/1",
             "https://b.example/guide",
             "https://a.example/2",
             "https://a.example/3",
             "https://c.example/1",
             "https://d.example/1"
-          ], { perHost: 2, limit: 4 })
-          expect(written.created.map((check) => check.uri)).toEqual([
-            "https://a.example/1",
-            "https://b.example/guide",
-            "https://a.example/2",
-            "https://a.example/3",
-            "https://c.example/1",
-            "https://d.example/1"
-          ])
+          ]
+          const written = yield* createAndClaim(pageUris, { perHost: 2, limit: 4 })
+          expect(written.created.map((check) => check.uri)).toEqual(pageUris)
           expect(written.claimed).toEqual([
             { id: written.created[0]!.id, uri: "https://a.example/1", host: "a.example", priority: "high", attempts: 1, readsAnchors: false },
             { id: written.created[1]!.id, uri: "https://b.example/guide", host: "b.example", priority: "high", attempts: 1, readsAnchors: true },
