@@ -121,8 +121,16 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
     const nextStartByHost = new Map<string, number>()
     let lowPriorityCredit = 0
     let stopping = false
-    /** Claims run beside each other (see `claimer`), and a heartbeat, or the start of shutdown, beside none. */
+    /**
+     * Claims run beside each other (see `claimer`), and a heartbeat, or the start of shutdown, beside none. One that
+     * waits to run alone holds the turnstile, so that claims arriving meanwhile wait behind it rather than starve it.
+     */
     const claiming = yield* Effect.makeSemaphore(CLAIMS_AT_ONCE)
+    const turnstile = yield* Effect.makeSemaphore(1)
+    const asClaim = <A, E>(effect: Effect.Effect<A, E>) =>
+      Effect.acquireUseRelease(turnstile.withPermits(1)(claiming.take(1)), () => effect, () => claiming.release(1))
+    const alone = <A, E>(effect: Effect.Effect<A, E>) =>
+      turnstile.withPermits(1)(claiming.withPermits(CLAIMS_AT_ONCE)(effect))
 
     const claimMillis = Duration.toMillis(CLAIM_DURATION)
 
@@ -364,7 +372,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
       takeClaimed(claimed)
       yield* startReady
       return claimed.length
-    }).pipe(claiming.withPermits(1), Effect.uninterruptible)
+    }).pipe(asClaim, Effect.uninterruptible)
 
     /** Room promised to the claims of writes in progress, so that two at once do not both fill it. */
     let roomBeingClaimed = 0
@@ -392,7 +400,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
               roomBeingClaimed -= room
             }))
           )
-        }).pipe(claiming.withPermits(1), Effect.uninterruptible)
+        }).pipe(asClaim, Effect.uninterruptible)
     }
 
     /**
@@ -400,7 +408,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
      * its name that it does not know of (the answer to a claim was lost to a failing connection) is handed back.
      * Never at the same time as a claim, whose checks it would not know of yet.
      */
-    const heartbeat = claiming.withPermits(CLAIMS_AT_ONCE)(Effect.gen(function*() {
+    const heartbeat = alone(Effect.gen(function*() {
       const at = yield* now
       yield* store.heartbeat({
         workerId,
@@ -465,7 +473,7 @@ export const runScheduler = (options: Partial<SchedulerOptions> = {}) =>
 
     const drain = Effect.gen(function*() {
       // after any claim in progress, whose checks are then among the ready ones handed back here
-      yield* claiming.withPermits(CLAIMS_AT_ONCE)(Effect.sync(() => {
+      yield* alone(Effect.sync(() => {
         stopping = true
       }))
       const unstarted = readyIds()
