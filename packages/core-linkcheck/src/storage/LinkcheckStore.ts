@@ -45,13 +45,6 @@ export interface ClaimedNewBatch {
   readonly claimed: ReadonlyArray<ClaimedCheck>
 }
 
-/** What a claim made while writing new checks has left: `claim` less the `claimed` checks. */
-export const claimLeftAfter = (claim: ClaimRequest, claimed: ReadonlyArray<ClaimedCheck>): ClaimRequest => {
-  const heldByHost = new Map(claim.heldByHost)
-  for (const { host } of claimed) heldByHost.set(host, (heldByHost.get(host) ?? 0) + 1)
-  return { ...claim, limit: claim.limit - claimed.length, heldByHost }
-}
-
 export interface ClaimRequest {
   readonly workerId: string
   readonly now: Date

@@ -4,7 +4,6 @@ import { Effect, Option, Schema } from "effect"
 import type { BatchRecord, CheckRecord, ClaimedCheck } from "../../domain/check"
 import { pagesOf, targetOf } from "../../domain/fragments"
 import type { ClaimRequest, LinkcheckStore, NewBatch } from "../LinkcheckStore"
-import { claimLeftAfter } from "../LinkcheckStore"
 import { batchReportJson } from "../reportJson"
 import type { checkStatements } from "./checks"
 import { BatchRow, CheckRow, checkRecordOf, isBatchId, ROWS_PER_STATEMENT, timestamp, webhookOf } from "./rows"
@@ -45,6 +44,13 @@ const latestCompletion = (checks: ReadonlyArray<CheckRecord>): Date | null =>
       check.completedAt !== null && (latest === null || check.completedAt > latest) ? check.completedAt : latest,
     null
   )
+
+/** What a claim made while writing a batch's checks in several statements has left: `claim` less the `claimed`. */
+const claimLeftAfter = (claim: ClaimRequest, claimed: ReadonlyArray<ClaimedCheck>): ClaimRequest => {
+  const heldByHost = new Map(claim.heldByHost)
+  for (const { host } of claimed) heldByHost.set(host, (heldByHost.get(host) ?? 0) + 1)
+  return { ...claim, limit: claim.limit - claimed.length, heldByHost }
+}
 
 /** The statements of batches and their links: writing and reading them, counting them down, deleting old ones. */
 export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typeof checkStatements>) => {

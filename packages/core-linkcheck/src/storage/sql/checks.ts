@@ -38,13 +38,13 @@ const pagesJson = (pages: ReadonlyArray<WantedPage>, withSites = false) =>
     withSites ? { uri, host: siteOf(uri), anchors: readsAnchors, position: index } : { uri, anchors: readsAnchors }
   ))
 
-const claimedCheckOf = ({ reads_anchors, ...check }: typeof ClaimedRow.Type): ClaimedCheck => ({
-  id: check.id,
-  uri: check.uri,
-  host: check.host,
-  priority: check.priority,
-  attempts: check.attempts,
-  readsAnchors: reads_anchors
+const claimedCheckOf = (row: typeof ClaimedRow.Type): ClaimedCheck => ({
+  id: row.id,
+  uri: row.uri,
+  host: row.host,
+  priority: row.priority,
+  attempts: row.attempts,
+  readsAnchors: row.reads_anchors
 })
 
 /** High priority first, then in the order the checks were created. */
