@@ -17,8 +17,20 @@ const WebhookReportRow = Schema.Struct({
   webhook_uri: Schema.NullOr(Schema.String),
   webhook_secret_token: Schema.NullOr(Schema.String),
   has_fragment_links: Schema.Boolean,
-  report: Schema.NullOr(Schema.String)
+  completed: Schema.Boolean,
+  completed_at_json: Schema.String,
+  total: Schema.Number,
+  ok: Schema.Number,
+  caution: Schema.Number,
+  broken: Schema.Number,
+  pending: Schema.Number,
+  danger: Schema.Number
 })
+
+const LinkReportsRow = Schema.Struct({ links: Schema.NullOr(Schema.String) })
+
+/** Links whose parts of a webhook's report one statement joins. */
+const REPORT_LINKS_PER_STATEMENT = 1000
 
 const BatchLinkRow = Schema.Struct({ ...CheckRow.fields, fragment: Schema.NullOr(Schema.String) })
 
@@ -203,23 +215,18 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
   /**
    * The report is built as `batchReportJson` builds it; the shared storage suite compares the two. A batch with links
    * into sections has its report built here from `findBatch`, since each such link's report is its own, not its page's.
+   * The links' parts are joined in the database a group at a time: one text of all 5000 would make PGlite's memory,
+   * which never shrinks, grow by about 20 MB for the moment it is built.
    */
   const findWebhookReport = (id: number) =>
     Effect.gen(function*() {
       if (!isBatchId(id)) return Option.none()
       const [row] = yield* sql`
-        SELECT b.webhook_uri, b.webhook_secret_token, b.has_fragment_links,
-          -- joined as text: the links' parts are JSON already, and parsing them back into one value would cost more
-          CASE WHEN b.has_fragment_links THEN NULL ELSE '{"id":' || b.id || ',"status":'
-            || CASE WHEN b.completed_at IS NULL THEN '"in_progress"' ELSE '"completed"' END
-            || ',"links":[' || coalesce(l.links, '') || ']'
-            || ',"totals":{"links":' || l.total || ',"ok":' || l.ok || ',"caution":' || l.caution
-            || ',"broken":' || l.broken || ',"pending":' || l.pending || ',"danger":' || l.danger || '}'
-            || ',"completed_at":' || coalesce(to_json(${sql.literal(wireTimestamp("b.completed_at"))})::text, 'null')
-            || '}' END AS report
+        SELECT b.webhook_uri, b.webhook_secret_token, b.has_fragment_links, b.completed_at IS NOT NULL AS completed,
+          coalesce(to_json(${sql.literal(wireTimestamp("b.completed_at"))})::text, 'null') AS completed_at_json,
+          l.total, l.ok, l.caution, l.broken, l.pending, l.danger
         FROM linkcheck.batches b CROSS JOIN LATERAL (
           SELECT
-            string_agg(${sql.literal(storedOrBuiltLinkReport)}, ',' ORDER BY bl.position) AS links,
             count(*)::integer AS total,
             (count(*) FILTER (WHERE c.status = 'ok'))::integer AS ok,
             (count(*) FILTER (WHERE c.status = 'caution'))::integer AS caution,
@@ -233,8 +240,25 @@ export const batchStatements = (tools: LinkcheckSqlTools, checks: ReturnType<typ
       `.pipe(Effect.flatMap(decodeRows(WebhookReportRow)))
       if (row === undefined) return Option.none()
       const webhook = webhookOf(row.webhook_uri, row.webhook_secret_token)
-      if (row.report !== null) return Option.some({ webhook, reportJson: row.report })
-      return Option.map(yield* readBatch(id), (batch) => ({ webhook, reportJson: batchReportJson(batch) }))
+      if (row.has_fragment_links) {
+        return Option.map(yield* readBatch(id), (batch) => ({ webhook, reportJson: batchReportJson(batch) }))
+      }
+      const links: Array<string> = []
+      for (let from = 0; from < row.total; from += REPORT_LINKS_PER_STATEMENT) {
+        const [group] = yield* sql`
+          SELECT string_agg(${sql.literal(storedOrBuiltLinkReport)}, ',' ORDER BY bl.position) AS links
+          FROM linkcheck.batch_links bl JOIN linkcheck.checks c ON c.id = bl.check_id
+          WHERE bl.batch_id = ${id}::bigint AND bl.position >= ${from}::integer
+            AND bl.position < ${from + REPORT_LINKS_PER_STATEMENT}::integer
+        `.pipe(Effect.flatMap(decodeRows(LinkReportsRow)))
+        if (group?.links) links.push(group.links)
+      }
+      const totals = `{"links":${row.total},"ok":${row.ok},"caution":${row.caution},"broken":${row.broken},` +
+        `"pending":${row.pending},"danger":${row.danger}}`
+      const status = row.completed ? "completed" : "in_progress"
+      const reportJson = `{"id":${id},"status":"${status}","links":[${links.join(",")}],"totals":${totals},` +
+        `"completed_at":${row.completed_at_json}}`
+      return Option.some({ webhook, reportJson })
     }).pipe(Effect.mapError(storeError("findWebhookReport")))
 
   /**
