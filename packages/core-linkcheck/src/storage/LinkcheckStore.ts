@@ -161,7 +161,8 @@ export class LinkcheckStore extends Context.Tag("@civicstack/core-linkcheck/Link
   /**
    * `createChecks`, claiming the new checks for `claim.workerId` in the same step, as `claimChecks` would were they the
    * only checks waiting: at most `claim.limit`, and of each host its first ones within what the request allows it
-   * (`lowPriorityQuota` aside). The others wait unclaimed. It saves the claim a large batch would otherwise wait for.
+   * (`lowPriorityQuota` aside); none while another worker is alive, so that copies keep sharing the work out through
+   * their claims. The others wait unclaimed. It saves the claim a large batch would otherwise wait for.
    */
   readonly createAndClaimChecks: (
     input: NewChecks & { readonly claim: ClaimRequest }

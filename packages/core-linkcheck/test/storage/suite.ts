@@ -441,6 +441,17 @@ export const linkcheckStoreSuite = (name: string, makeLayer: () => Layer.Layer<S
           expect(none.claimed).toEqual([])
         }))
 
+      test("claims none while another worker is alive, so that the workers share the checks out through their claims", () =>
+        Effect.gen(function*() {
+          const store = yield* LinkcheckStore
+          for (const workerId of ["worker-a", "worker-b"]) {
+            yield* store.heartbeat({ workerId, hostname: workerId, pid: 1, now: start, holding: [], claimUntil: at(30) })
+          }
+          const written = yield* createAndClaim(["https://a.example/1", "https://b.example/1"])
+          expect(written.created).toHaveLength(2)
+          expect(written.claimed).toEqual([])
+        }))
+
       test("createAndClaimBatch claims the checks the batch creates as createAndClaimChecks does, none it reuses", () =>
         Effect.gen(function*() {
           const store = yield* LinkcheckStore

@@ -20,13 +20,16 @@ export const heldByOthers = (state: State, request: ClaimRequest): Map<string, n
   return held
 }
 
-/** How many more checks of a host the request may claim (see `ClaimRequest`). */
-const hostAllowance = (state: State, request: ClaimRequest) => {
-  const others = heldByOthers(state, request)
-  const liveWorkers = Math.max(
+const liveWorkersOf = (state: State, request: ClaimRequest) =>
+  Math.max(
     1,
     [...HashMap.values(state.workers)].filter((worker) => worker.heartbeatAt >= request.workersAliveSince).length
   )
+
+/** How many more checks of a host the request may claim (see `ClaimRequest`). */
+const hostAllowance = (state: State, request: ClaimRequest) => {
+  const others = heldByOthers(state, request)
+  const liveWorkers = liveWorkersOf(state, request)
   const ahead = liveWorkers > 1 ? 0 : Math.max(0, request.aheadPerHost)
   const share = Math.ceil(request.perHost / liveWorkers) + ahead
   return (host: string) => {
@@ -53,11 +56,11 @@ const pagesWithoutCheck = (state: State, input: NewChecks) =>
   )
 
 /**
- * Inserts new checks, claiming each while its host's allowance and the request's limit last: the same selection as the
- * SQL adapter's.
+ * Inserts new checks, claiming each while its host's allowance and the request's limit last, and only while no other
+ * worker is alive: the same selection as the SQL adapter's.
  */
 export const newCheckInserter = (initial: State, claim: ClaimRequest | undefined) => {
-  const allowance = claim === undefined ? () => 0 : hostAllowance(initial, claim)
+  const allowance = claim === undefined || liveWorkersOf(initial, claim) > 1 ? () => 0 : hostAllowance(initial, claim)
   const limit = claim === undefined ? 0 : Math.max(0, Math.floor(claim.limit))
   const claimedByHost = new Map<string, number>()
   const claimed: Array<ClaimedCheck> = []

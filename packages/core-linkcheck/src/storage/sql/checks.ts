@@ -268,7 +268,8 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
 
   /**
    * `insertChecks`, each new check claimed in the same statement if its host's allowance (counted along the pages'
-   * order) and the request's limit leave room for it.
+   * order) and the request's limit leave room for it, and no other worker is alive: several copies share the work
+   * out through their claims, which a copy that claimed as it wrote would get ahead of.
    */
   const insertClaimedChecks = (
     pages: ReadonlyArray<WantedPage>,
@@ -291,7 +292,8 @@ export const checkStatements = (tools: LinkcheckSqlTools) => {
         FROM wanted w JOIN allowances a ON a.host_hash = w.host_hash
       ),
       chosen AS (
-        SELECT r.*, r.allowed AND row_number() OVER (PARTITION BY r.allowed ORDER BY r.position)
+        SELECT r.*, r.allowed AND (SELECT workers FROM live) = 1
+          AND row_number() OVER (PARTITION BY r.allowed ORDER BY r.position)
           <= ${Math.max(0, Math.floor(claim.limit))}::integer AS claimed
         FROM ranked r
       )
