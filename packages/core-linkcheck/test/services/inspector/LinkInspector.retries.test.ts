@@ -16,6 +16,13 @@ const realPause = (millis: number) => Effect.promise(() => new Promise((resolve)
 const waitUntil = (condition: Effect.Effect<boolean>): Effect.Effect<void> =>
   Effect.flatMap(condition, (done) => (done ? Effect.void : Effect.zipRight(realPause(5), waitUntil(condition))))
 
+/**
+ * The requests' deadlines are alarms on the same clock. Set far beyond the retry waits, so that a sleep of a retry's
+ * length can only be the retry's: with the default 30 s check timeout, the first request's deadline looked like a
+ * 30 s Retry-After before the 429 had arrived.
+ */
+const farDeadlines = { connectTimeout: "1 hour", responseTimeout: "1 hour", checkTimeout: "2 hours" } as const
+
 /** Waits until something sleeps for `millis` from the test clock's now: the retry's wait, not the request's deadline. */
 const waitForRetryWait = (millis: number) =>
   waitUntil(Effect.gen(function*() {
@@ -80,7 +87,7 @@ describe("LinkInspector: 429 and 503 retries", () => {
       const path = "/flaky/429/honoured?failures=1&retry-after=30"
       const check = yield* Effect.fork(checkLink(fleet, `${fleet.http}${path}`, {
         background: true,
-        config: { retries: { attempts: 3, maxRetryAfter: "60 seconds", baseDelay: "1 second" } }
+        config: { ...farDeadlines, retries: { attempts: 3, maxRetryAfter: "60 seconds", baseDelay: "1 second" } }
       }))
       yield* waitForRetryWait(30_000)
       yield* TestClock.adjust("29 seconds")
@@ -97,7 +104,7 @@ describe("LinkInspector: 429 and 503 retries", () => {
       const path = "/flaky/503/backoff?failures=2"
       const check = yield* Effect.fork(checkLink(fleet, `${fleet.http}${path}`, {
         background: true,
-        config: { retries: { attempts: 3, maxRetryAfter: "60 seconds", baseDelay: "1 second" } }
+        config: { ...farDeadlines, retries: { attempts: 3, maxRetryAfter: "60 seconds", baseDelay: "1 second" } }
       }))
       yield* waitForRetryWait(1_000)
       yield* TestClock.adjust("1 second")
