@@ -3,7 +3,13 @@
 import { PGlite } from "@electric-sql/pglite"
 import { writeFileSync } from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
-import pg from "pg"
+import { createRequire } from "node:module"
+
+/**
+ * node-postgres's own parsers, from the pg-types it depends on: importing all of pg would also load Node's fetch
+ * (pg probes for Cloudflare with `Response`), about 8 MB that this thread never uses.
+ */
+const pgTypes = createRequire(createRequire(import.meta.url).resolve("pg"))("pg-types")
 
 const port = parentPort
 if (port === null) throw new Error("pglite-worker.mjs runs on a worker thread")
@@ -29,7 +35,7 @@ const asText = (value) => value
 const useNodePostgresParsers = async (database, parsedOnCaller) => {
   const { rows } = await database.query("SELECT oid::int4 AS oid FROM pg_catalog.pg_type")
   for (const { oid } of rows) {
-    database.parsers[oid] = parsedOnCaller.includes(oid) ? asText : pg.types.getTypeParser(oid, "text")
+    database.parsers[oid] = parsedOnCaller.includes(oid) ? asText : pgTypes.getTypeParser(oid, "text")
   }
 }
 

@@ -1,6 +1,4 @@
 import { Effect, Layer, Runtime } from "effect"
-import { simpleParser } from "mailparser"
-import { SMTPServer } from "smtp-server"
 import { deliveryStatusOf, emailIdOfVerpAddress, readDeliveryStatus } from "../domain/bounces"
 import type { RecipientStatus } from "../domain/bounces"
 import { Alerts } from "../services/Alerts"
@@ -30,6 +28,10 @@ const DELIVERY_STATUS_TYPES = /^message\/(global-)?delivery-status$/i
 export const bounceListenerLayer = (settings: BounceListenerSettings): Layer.Layer<never, never, Alerts> =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const alerts = yield* Alerts
+    // loaded by the copies that listen only: every other process would carry a few MB of their code
+    const [{ simpleParser }, { SMTPServer }] = yield* Effect.promise(() =>
+      Promise.all([import("mailparser"), import("smtp-server")])
+    )
     const runPromise = Runtime.runPromise(yield* Effect.runtime<never>())
     const maxBytes = settings.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
 
