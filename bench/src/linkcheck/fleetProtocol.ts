@@ -1,5 +1,8 @@
 import { Schema } from "effect"
 
+// A search for repeated blocks pairs these structs with SSO's `ServerMetadata`: alike in shape only, as field lists
+// of unrelated records are. The bench declares its own records so that it reaches the services only by their wire.
+
 /** The fleet's process writes this prefix and its `FleetReady` JSON as one stdout line once every host listens. */
 export const fleetReadyPrefix = "FLEET_READY "
 

@@ -7,6 +7,15 @@ import { Context, Effect, Layer, Schema } from "effect"
 export const json = <A, I, R>(schema: Schema.Schema<A, I, R>) =>
   schema.pipe(HttpApiSchema.withEncoding({ kind: "Json", contentType: "application/json; charset=utf-8" }))
 
+/**
+ * A JSON answer for an endpoint that sends one body under two statuses (201 when created, 200 when found): the
+ * `outcome` marker tells the two apart in handlers and clients, and never reaches the wire.
+ */
+export const jsonWithOutcome = <A extends object, I, R, const Outcome extends string>(
+  schema: Schema.Schema<A, I, R>,
+  outcome: Outcome
+) => json(schema.pipe(Schema.attachPropertySignature("outcome", outcome)))
+
 /** 401: no bearer token, or one the single sign-on does not accept for this API. */
 export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", {
   error: Schema.String

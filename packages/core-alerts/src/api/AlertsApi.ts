@@ -2,8 +2,9 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import type { HttpMethod } from "@effect/platform/HttpMethod"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { json } from "@civicstack/kit/access"
+import { json, jsonWithOutcome } from "@civicstack/kit/access"
 import { Schema } from "effect"
 import { AlertsAccess } from "./access"
 import {
@@ -59,13 +60,10 @@ export type AlertsError =
   | ContentChangeAlreadyReceived
 
 
-/**
- * Answers that have one body but two statuses (201 when created, 200 when it existed). The `outcome` marker tells
- * them apart on the TypeScript side; it never reaches the wire.
- */
+/** Answers that have one body but two statuses: 201 when created, 200 when it existed. */
 const createdOrFound = <A extends object, I>(schema: Schema.Schema<A, I>) => ({
-  created: json(schema.pipe(Schema.attachPropertySignature("outcome", "created"))),
-  found: json(schema.pipe(Schema.attachPropertySignature("outcome", "found")))
+  created: jsonWithOutcome(schema, "created"),
+  found: jsonWithOutcome(schema, "found")
 })
 
 export const SubscriberListAnswers = createdOrFound(SubscriberListResponse)
@@ -75,6 +73,27 @@ const SubscriberId = Schema.Struct({
   id: Schema.NumberFromString.pipe(Schema.int(), Schema.positive())
 })
 const SubscriptionId = Schema.Struct({ id: Schema.String })
+
+/** An endpoint on one subscriber, `/subscribers/:id…`: an unknown id answers 404. */
+const subscriberEndpoint = <const Method extends HttpMethod, const Name extends string>(
+  method: Method,
+  name: Name,
+  path: `/subscribers/:id${string}`
+) => HttpApiEndpoint.make(method)(name, path).setPath(SubscriberId).addError(SubscriberNotFoundResponse)
+
+/** An endpoint on one subscription, by its id in the path: an unknown id answers 404. */
+const subscriptionEndpoint = <const Method extends HttpMethod, const Name extends string>(
+  method: Method,
+  name: Name,
+  path: `/${string}/:id`
+) => HttpApiEndpoint.make(method)(name, path).setPath(SubscriptionId).addError(SubscriptionNotFoundResponse)
+
+/** A lookup of one subscriber list, by its criteria or its slug: 404 when there is none. */
+const subscriberListLookup = <const Name extends string>(
+  name: Name,
+  path: "/subscriber-lists" | "/subscriber-lists/:slug"
+) =>
+  HttpApiEndpoint.get(name, path).addSuccess(json(SubscriberListResponse)).addError(SubscriberListNotFoundResponse)
 
 const notificationEndpoint = <const Name extends string, const Path extends `/${string}`>(name: Name, path: Path) =>
   HttpApiEndpoint.post(name, path)
@@ -95,10 +114,8 @@ export class AlertsGroup extends HttpApiGroup.make("alerts")
       .addSuccess(SubscriberListAnswers.found, { status: 200 })
   )
   .add(
-    HttpApiEndpoint.get("findSubscriberList", "/subscriber-lists")
+    subscriberListLookup("findSubscriberList", "/subscriber-lists")
       .setUrlParams(SubscriberListQueryParams)
-      .addSuccess(json(SubscriberListResponse))
-      .addError(SubscriberListNotFoundResponse)
       .annotate(
         OpenApi.Description,
         "tags[name][]=value, tags[name][any][]=value or tags[name][all][]=value (links the same), document_type, " +
@@ -106,32 +123,21 @@ export class AlertsGroup extends HttpApiGroup.make("alerts")
       )
   )
   .add(
-    HttpApiEndpoint.get("getSubscriberList", "/subscriber-lists/:slug")
+    subscriberListLookup("getSubscriberList", "/subscriber-lists/:slug")
       .setPath(Schema.Struct({ slug: Schema.String }))
-      .addSuccess(json(SubscriberListResponse))
-      .addError(SubscriberListNotFoundResponse)
   )
   .add(notificationEndpoint("createNotification", "/notifications"))
   .add(notificationEndpoint("createContentChange", "/content-changes"))
   .add(
-    HttpApiEndpoint.get("getSubscriberSubscriptions", "/subscribers/:id/subscriptions")
-      .setPath(SubscriberId)
+    subscriberEndpoint("GET", "getSubscriberSubscriptions", "/subscribers/:id/subscriptions")
       .addSuccess(json(SubscriberSubscriptionsResponse))
-      .addError(SubscriberNotFoundResponse)
   )
   .add(
-    HttpApiEndpoint.patch("changeSubscriberAddress", "/subscribers/:id")
-      .setPath(SubscriberId)
+    subscriberEndpoint("PATCH", "changeSubscriberAddress", "/subscribers/:id")
       .setPayload(ChangeAddressBody)
       .addSuccess(json(SubscriberResponse))
-      .addError(SubscriberNotFoundResponse)
   )
-  .add(
-    HttpApiEndpoint.del("deactivateSubscriber", "/subscribers/:id")
-      .setPath(SubscriberId)
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(SubscriberNotFoundResponse)
-  )
+  .add(subscriberEndpoint("DELETE", "deactivateSubscriber", "/subscribers/:id").addSuccess(HttpApiSchema.NoContent))
   .add(
     HttpApiEndpoint.post("createSubscription", "/subscriptions")
       .setPayload(CreateSubscriptionBody)
@@ -140,24 +146,15 @@ export class AlertsGroup extends HttpApiGroup.make("alerts")
       .addError(SubscriberListNotFoundResponse)
   )
   .add(
-    HttpApiEndpoint.get("getSubscription", "/subscriptions/:id")
-      .setPath(SubscriptionId)
+    subscriptionEndpoint("GET", "getSubscription", "/subscriptions/:id")
       .addSuccess(json(SubscriptionDetailsResponse))
-      .addError(SubscriptionNotFoundResponse)
   )
   .add(
-    HttpApiEndpoint.patch("changeSubscriptionFrequency", "/subscriptions/:id")
-      .setPath(SubscriptionId)
+    subscriptionEndpoint("PATCH", "changeSubscriptionFrequency", "/subscriptions/:id")
       .setPayload(ChangeFrequencyBody)
       .addSuccess(json(SubscriptionResponse))
-      .addError(SubscriptionNotFoundResponse)
   )
-  .add(
-    HttpApiEndpoint.post("unsubscribe", "/unsubscribe/:id")
-      .setPath(SubscriptionId)
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(SubscriptionNotFoundResponse)
-  )
+  .add(subscriptionEndpoint("POST", "unsubscribe", "/unsubscribe/:id").addSuccess(HttpApiSchema.NoContent))
   .add(
     HttpApiEndpoint.post("sendSubscriptionAuthToken", "/subscriptions/auth-token")
       .setPayload(SubscriptionAuthTokenBody)

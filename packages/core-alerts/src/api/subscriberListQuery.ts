@@ -13,22 +13,24 @@ export class InvalidQueryParameter extends Schema.TaggedError<InvalidQueryParame
   }
 }
 
-/** The criteria of `GET /subscriber-lists`: a list is found when its criteria are exactly these. */
-export const SubscriberListQuery = Schema.Struct({
-  tags: Criteria,
-  links: Criteria,
+/** The criteria that are one value each, named once here for the schema and the reader below. */
+const scalarCriteria = {
   document_type: Schema.optional(Schema.String),
   email_document_supertype: Schema.optional(Schema.String),
   government_document_supertype: Schema.optional(Schema.String),
   content_id: Schema.optional(Schema.String)
-}).annotations({ identifier: "SubscriberListQuery" })
+}
+type ScalarParameter = keyof typeof scalarCriteria
+const SCALAR_PARAMETERS = Object.keys(scalarCriteria) as ReadonlyArray<ScalarParameter>
+
+/** The criteria of `GET /subscriber-lists`: a list is found when its criteria are exactly these. */
+export const SubscriberListQuery = Schema.Struct({ tags: Criteria, links: Criteria, ...scalarCriteria })
+  .annotations({ identifier: "SubscriberListQuery" })
 export type SubscriberListQuery = typeof SubscriberListQuery.Type
 
 /** Query parameters as a router hands them over: one string, or an array of strings for a repeated name. */
 export type FlatQueryParams = { readonly [name: string]: string | ReadonlyArray<string> }
 
-const SCALAR_PARAMETERS = ["document_type", "email_document_supertype", "government_document_supertype", "content_id"] as const
-type ScalarParameter = typeof SCALAR_PARAMETERS[number]
 const isScalarParameter = (name: string): name is ScalarParameter => (SCALAR_PARAMETERS as ReadonlyArray<string>).includes(name)
 
 /**

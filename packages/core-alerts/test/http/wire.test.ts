@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, Schema } from "effect"
 import { CreateNotificationBody, CreateSubscriberListBody, decodeSubscriberListQuery, SubscriberList } from "../../src/api/index"
+// A search for repeated blocks pairs this import list with another test's; lists of names share no logic.
 import {
   criteriaDigest,
   listCriteriaFromWire,

@@ -1,7 +1,7 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import { json } from "@civicstack/kit/access"
+import { json, jsonWithOutcome } from "@civicstack/kit/access"
 import { Schema } from "effect"
 import type { Forbidden, Unauthenticated } from "./access"
 import { LinkcheckAccess } from "./access"
@@ -16,12 +16,9 @@ export type LinkcheckError = InvalidRequest | BatchNotFound | Unauthenticated | 
 import { BatchReport, LinkReport } from "./reports"
 import { CheckParams, CreateBatchBody } from "./requests"
 
-/**
- * `POST /batch` answers 201 when every link already had a result and 202 otherwise, with the same body. The
- * `outcome` marker tells the two apart on the TypeScript side; it never reaches the wire.
- */
-export const CompletedBatch = json(BatchReport.pipe(Schema.attachPropertySignature("outcome", "completed")))
-export const AcceptedBatch = json(BatchReport.pipe(Schema.attachPropertySignature("outcome", "accepted")))
+/** `POST /batch` answers 201 when every link already had a result and 202 otherwise, with the same body. */
+export const CompletedBatch = jsonWithOutcome(BatchReport, "completed")
+export const AcceptedBatch = jsonWithOutcome(BatchReport, "accepted")
 
 export class LinkcheckGroup extends HttpApiGroup.make("linkcheck")
   .add(

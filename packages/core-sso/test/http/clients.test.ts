@@ -3,13 +3,11 @@ import * as client from "openid-client"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { signInThrough } from "../fixtures/browser"
 import { openIdCodeFlow } from "../fixtures/openIdClient"
+import { CLIENT_ID, CLIENT_SECRET, PASSWORD } from "../fixtures/publisherFlow"
 import { startSsoHost } from "./server"
 import type { SsoHost } from "./server"
 
-const CLIENT_ID = "1111111111111111aaaaaaaaaaaaaaaa"
-const CLIENT_SECRET = "2222222222222222bbbbbbbbbbbbbbbb"
 const REDIRECT_URI = "https://client.example/auth/callback"
-const PASSWORD = "independent clients"
 
 let server: SsoHost
 let issuer: URL
