@@ -8,7 +8,7 @@ export const json = <A, I, R>(schema: Schema.Schema<A, I, R>) =>
   schema.pipe(HttpApiSchema.withEncoding({ kind: "Json", contentType: "application/json; charset=utf-8" }))
 
 /**
- * A JSON answer for an endpoint that sends one body under two statuses (201 when created, 200 when found): the
+ * A JSON answer for an endpoint that sends one body under two statuses (such as 201 created and 200 found): the
  * `outcome` marker tells the two apart in handlers and clients, and never reaches the wire.
  */
 export const jsonWithOutcome = <A extends object, I, R, const Outcome extends string>(

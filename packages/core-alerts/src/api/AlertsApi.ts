@@ -74,19 +74,19 @@ const SubscriberId = Schema.Struct({
 })
 const SubscriptionId = Schema.Struct({ id: Schema.String })
 
-/** An endpoint on one subscriber, `/subscribers/:id…`: an unknown id answers 404. */
-const subscriberEndpoint = <const Method extends HttpMethod, const Name extends string>(
-  method: Method,
-  name: Name,
-  path: `/subscribers/:id${string}`
-) => HttpApiEndpoint.make(method)(name, path).setPath(SubscriberId).addError(SubscriberNotFoundResponse)
+/** Endpoints on one record, named by the `:id` in their path: an unknown id answers 404. */
+const endpointsOnOne = <Id extends Schema.Schema.Any, NotFound extends Schema.Schema.Any>(
+  id: Id & HttpApiEndpoint.HttpApiEndpoint.ValidatePath<Id>,
+  notFound: NotFound
+) =>
+  <const Method extends HttpMethod, const Name extends string>(
+    method: Method,
+    name: Name,
+    path: `/${string}:id${string}`
+  ) => HttpApiEndpoint.make(method)(name, path).setPath(id).addError(notFound)
 
-/** An endpoint on one subscription, by its id in the path: an unknown id answers 404. */
-const subscriptionEndpoint = <const Method extends HttpMethod, const Name extends string>(
-  method: Method,
-  name: Name,
-  path: `/${string}/:id`
-) => HttpApiEndpoint.make(method)(name, path).setPath(SubscriptionId).addError(SubscriptionNotFoundResponse)
+const subscriberEndpoint = endpointsOnOne(SubscriberId, SubscriberNotFoundResponse)
+const subscriptionEndpoint = endpointsOnOne(SubscriptionId, SubscriptionNotFoundResponse)
 
 /** A lookup of one subscriber list, by its criteria or its slug: 404 when there is none. */
 const subscriberListLookup = <const Name extends string>(

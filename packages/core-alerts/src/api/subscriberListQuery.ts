@@ -1,4 +1,4 @@
-import { Either, ParseResult, Schema } from "effect"
+import { Either, ParseResult, Record, Schema } from "effect"
 import { Criteria, keyedRecord } from "./criteria"
 import type { CriterionValue, KeyedRecord } from "./criteria"
 import { unstorableTextProblem } from "./text"
@@ -21,7 +21,7 @@ const scalarCriteria = {
   content_id: Schema.optional(Schema.String)
 }
 type ScalarParameter = keyof typeof scalarCriteria
-const SCALAR_PARAMETERS = Object.keys(scalarCriteria) as ReadonlyArray<ScalarParameter>
+const SCALAR_PARAMETERS = Record.keys(scalarCriteria)
 
 /** The criteria of `GET /subscriber-lists`: a list is found when its criteria are exactly these. */
 export const SubscriberListQuery = Schema.Struct({ tags: Criteria, links: Criteria, ...scalarCriteria })
@@ -31,7 +31,7 @@ export type SubscriberListQuery = typeof SubscriberListQuery.Type
 /** Query parameters as a router hands them over: one string, or an array of strings for a repeated name. */
 export type FlatQueryParams = { readonly [name: string]: string | ReadonlyArray<string> }
 
-const isScalarParameter = (name: string): name is ScalarParameter => (SCALAR_PARAMETERS as ReadonlyArray<string>).includes(name)
+const isScalarParameter = (name: string): name is ScalarParameter => Object.hasOwn(scalarCriteria, name)
 
 /**
  * `tags[name]`, `tags[name][]` (or `[0]`, `[1]`... as some query builders write arrays), `tags[name][any][]`,
